@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// The whole test suite, as README.md and .ci/run invoke it (`npm test`).
+// It fails if generated code is stale, lint or types fail, or the layering
+// rules are broken, then builds (process tests run dist/) and runs jest.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+function step(title, command, args) {
+  console.log(`\n== ${title}`);
+  execFileSync(command, args, { cwd: root, stdio: 'inherit' });
+}
+
+function files(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : [path];
+  });
+}
+
+function checkGeneratedCode() {
+  console.log('\n== generated code is up to date with proto/');
+  const fresh = mkdtempSync(join(tmpdir(), 'ojs-gen-'));
+  try {
+    execFileSync(bin('buf'), ['generate', '--output', fresh], { cwd: root, stdio: 'inherit' });
+    execFileSync(bin('buf'), ['build', '-o', join(fresh, 'gen', 'descriptor-set.binpb')], { cwd: root, stdio: 'inherit' });
+    const committed = files(join(root, 'gen')).map((f) => relative(join(root, 'gen'), f)).sort();
+    const generated = files(join(fresh, 'gen')).map((f) => relative(join(fresh, 'gen'), f)).sort();
+    const stale = [...new Set([...committed, ...generated])].filter((file) => {
+      const a = join(root, 'gen', file);
+      const b = join(fresh, 'gen', file);
+      return !committed.includes(file) || !generated.includes(file) || !readFileSync(a).equals(readFileSync(b));
+    });
+    if (stale.length > 0) {
+      console.error(`gen/ is stale (${stale.join(', ')}). Run \`npm run generate\` and commit gen/.`);
+      process.exit(1);
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
+step('buf lint', bin('buf'), ['lint']);
+checkGeneratedCode();
+step('type check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'sdk']);
+step('build', bin('tsc'), ['-p', 'tsconfig.build.json']);
+step('jest', bin('jest'), process.argv.slice(2));

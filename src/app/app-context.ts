@@ -1,0 +1,25 @@
+import type { Clock } from '../domain/clock';
+import type { JobStore } from '../store/job-store';
+import type { Entropy, Logger, TransitionRecorder } from './ports';
+
+/** Protocol timings the server announces to workers and enforces. */
+export interface ProtocolSettings {
+  heartbeatIntervalMs: number;
+  heartbeatTimeoutMs: number;
+  /** Default reservation period of a fetched job. */
+  visibilityTimeoutMs: number;
+  /** Default execution timeout of a job. */
+  jobTimeoutMs: number;
+  /** Keepalive interval of the Fetch and Beat streams. */
+  streamKeepaliveMs: number;
+}
+
+/** What every use case needs: the store and the injected world. */
+export interface AppContext {
+  store: JobStore;
+  clock: Clock;
+  settings: ProtocolSettings;
+  entropy: Entropy;
+  telemetry: TransitionRecorder;
+  logger: Logger;
+}

@@ -1,0 +1,28 @@
+import type { AppContext } from './app-context';
+import { JobCommands } from './job-commands';
+import { Recovery } from './recovery';
+import { Settlement } from './settlement';
+import { WorkerRegistry } from './worker-registry';
+import { WorkerStreams } from './worker-streams';
+
+/** The use cases of the server, wired over one store. */
+export interface Application {
+  readonly context: AppContext;
+  readonly jobs: JobCommands;
+  readonly settlement: Settlement;
+  readonly workers: WorkerRegistry;
+  readonly recovery: Recovery;
+  readonly streams: WorkerStreams;
+}
+
+export function createApplication(context: AppContext): Application {
+  const recovery = new Recovery(context);
+  return {
+    context,
+    jobs: new JobCommands(context),
+    settlement: new Settlement(context),
+    workers: new WorkerRegistry(context, recovery),
+    recovery,
+    streams: new WorkerStreams(context),
+  };
+}

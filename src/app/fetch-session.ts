@@ -1,0 +1,83 @@
+/** Why a Fetch stream ended. `server_shutdown` ends it with UNAVAILABLE; the rest end it cleanly. */
+export type FetchEndReason =
+  | 'client_cancelled'
+  | 'max_wait'
+  | 'not_running'
+  | 'worker_removed'
+  | 'replaced'
+  | 'server_shutdown';
+
+/** What the delivery loop should do next. */
+export type FetchStep = 'claim' | 'keepalive' | 'end';
+
+/**
+ * One open Fetch stream of one worker. It holds no jobs. It records whether
+ * there may be work for the worker (a wake), an estimate of the worker's free
+ * capacity, and whether a keepalive is due, so that the delivery loop calls
+ * the store only when a claim can succeed, and never polls.
+ */
+export class FetchSession {
+  /** Refreshed from the store by every claim; raised by capacityFreed signals. */
+  freeCapacity = Number.POSITIVE_INFINITY;
+  /** Queues whose jobsAvailable signal woke this session since its last claim. */
+  readonly wokenFor = new Set<string>();
+  private isWoken = true;
+  private isKeepaliveDue = false;
+  private ended: FetchEndReason | undefined;
+  private resume: (() => void) | undefined;
+
+  constructor(
+    readonly workerId: string,
+    readonly queues: readonly string[],
+  ) {}
+
+  get endReason(): FetchEndReason | undefined {
+    return this.ended;
+  }
+
+  /** There may be jobs for this worker: claim at the next step. */
+  wake(): void {
+    this.isWoken = true;
+    this.notify();
+  }
+
+  /**
+   * A keepalive is due. It also forgets the capacity estimate and claims
+   * once, so a lost signal can delay a job by one keepalive interval at most.
+   */
+  keepalive(): void {
+    this.isKeepaliveDue = true;
+    this.freeCapacity = Number.POSITIVE_INFINITY;
+    this.wake();
+  }
+
+  end(reason: FetchEndReason): void {
+    if (this.ended !== undefined) return;
+    this.ended = reason;
+    this.notify();
+  }
+
+  /** Waits until there is something to do; claims come before keepalives. */
+  async next(): Promise<FetchStep> {
+    for (;;) {
+      if (this.ended !== undefined) return 'end';
+      if (this.isWoken) {
+        this.isWoken = false;
+        return 'claim';
+      }
+      if (this.isKeepaliveDue) {
+        this.isKeepaliveDue = false;
+        return 'keepalive';
+      }
+      await new Promise<void>((resolve) => {
+        this.resume = resolve;
+      });
+    }
+  }
+
+  private notify(): void {
+    const resume = this.resume;
+    this.resume = undefined;
+    resume?.();
+  }
+}

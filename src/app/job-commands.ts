@@ -1,0 +1,71 @@
+import { invalidRequest, jobNotFound } from '../domain/errors';
+import type { Job } from '../domain/job';
+import { buildJobs, type JobSubmission } from '../domain/job-submission';
+import { transitionOf } from '../domain/transition';
+import type { QueueCounts, StateChange } from '../store/job-store';
+import { requireField } from './require-field';
+import type { AppContext } from './app-context';
+
+/** W3C trace context of the call that enqueues, stored in meta (ojs-distributed-tracing 6.1). */
+export interface TraceContext {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** The producer and operator operations on jobs: PUSH, INFO, CANCEL, ACTIVATE, RETRY. */
+export class JobCommands {
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Validates and stores a batch atomically; returns the stored envelopes. */
+  async enqueue(submissions: readonly JobSubmission[], options: { pending: boolean; trace?: TraceContext }): Promise<Job[]> {
+    if (submissions.length === 0) throw invalidRequest('jobs', 'at least one job is required');
+    const { ctx } = this;
+    const jobs = buildJobs(withTraceContext(submissions, options.trace), {
+      now: ctx.clock.now(),
+      newId: () => ctx.entropy.newJobId(),
+      defaults: { timeoutMs: ctx.settings.jobTimeoutMs, visibilityTimeoutMs: ctx.settings.visibilityTimeoutMs },
+      pending: options.pending,
+    });
+    await ctx.store.enqueue(jobs);
+    ctx.telemetry.jobTransitions(jobs.map((job) => transitionOf(job, 'none')));
+    return jobs;
+  }
+
+  async get(jobId: string): Promise<Job> {
+    const job = await this.ctx.store.getJob(requireField('job_id', jobId));
+    if (job === undefined) throw jobNotFound(jobId);
+    return job;
+  }
+
+  async cancel(jobId: string): Promise<Job> {
+    return this.record(await this.ctx.store.cancel(requireField('job_id', jobId), this.ctx.clock.now()));
+  }
+
+  async activate(jobId: string): Promise<Job> {
+    return this.record(await this.ctx.store.activate(requireField('job_id', jobId), this.ctx.clock.now()));
+  }
+
+  async retry(jobId: string): Promise<Job> {
+    return this.record(await this.ctx.store.retry(requireField('job_id', jobId), this.ctx.clock.now()));
+  }
+
+  async queueCounts(): Promise<QueueCounts[]> {
+    return this.ctx.store.queueCounts();
+  }
+
+  private record(change: StateChange): Job {
+    if (change.from !== change.job.state) this.ctx.telemetry.jobTransitions([transitionOf(change.job, change.from, change.workerId)]);
+    return change.job;
+  }
+}
+
+/** Copies the caller's trace context into meta unless the producer set its own. */
+function withTraceContext(submissions: readonly JobSubmission[], trace: TraceContext | undefined): readonly JobSubmission[] {
+  if (trace?.traceparent === undefined) return submissions;
+  return submissions.map((submission) => {
+    if (submission.meta?.['traceparent'] !== undefined) return submission;
+    const meta: Record<string, unknown> = { ...submission.meta, traceparent: trace.traceparent };
+    if (trace.tracestate !== undefined) meta['tracestate'] = trace.tracestate;
+    return { ...submission, meta };
+  });
+}

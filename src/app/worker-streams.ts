@@ -1,0 +1,204 @@
+import { invalidRequest, OjsError, workerNotFound } from '../domain/errors';
+import type { Job } from '../domain/job';
+import { transitionOf } from '../domain/transition';
+import { desiredState, type WorkerState } from '../domain/worker';
+import type { ClaimResult } from '../store/job-store';
+import type { StoreSignal } from '../store/store-signal';
+import type { AppContext } from './app-context';
+import { FetchSession, type FetchEndReason } from './fetch-session';
+
+/** Most jobs delivered in one Fetch message. */
+const MAX_DELIVERY_BATCH = 500;
+
+/** What an open Beat stream is told between beats. */
+export interface BeatListener {
+  directed(state: WorkerState): void;
+  cancelled(jobIds: string[]): void;
+  /** The worker was deregistered or declared dead. */
+  removed(): void;
+}
+
+/**
+ * The live streams of the workers connected to this replica. Store signals
+ * (from this replica or, with a shared store, from any) are routed here:
+ * new jobs wake Fetch streams with free capacity, settled jobs wake their
+ * worker's stream, directives and cancellations are pushed on Beat streams
+ * at once. Jobs are only ever claimed for a worker with a live Fetch stream.
+ */
+export class WorkerStreams {
+  private readonly sessions = new Map<string, FetchSession>();
+  private readonly sessionsByQueue = new Map<string, FetchSession[]>();
+  private readonly cursors = new Map<string, number>();
+  private readonly beatListeners = new Map<string, Set<BeatListener>>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly ctx: AppContext) {
+    this.unsubscribe = ctx.store.subscribe((signal) => this.route(signal));
+  }
+
+  /**
+   * Opens the Fetch stream of a running worker. A second stream of the same
+   * worker replaces the first (a reconnect whose old stream is not yet dead).
+   */
+  async openFetch(workerId: string, queues: readonly string[]): Promise<FetchSession> {
+    const snapshot = await this.ctx.store.getWorker(workerId);
+    if (snapshot === undefined) throw workerNotFound(workerId);
+    const { worker } = snapshot;
+    const state = desiredState(worker);
+    if (state !== 'running') {
+      throw new OjsError('invalid_state', `worker ${workerId} is ${state}; only a running worker may fetch`, {
+        metadata: { worker_id: workerId, state },
+      });
+    }
+    queues.forEach((queue, i) => {
+      if (!worker.queues.includes(queue)) throw invalidRequest(`queues[${i}]`, `"${queue}" is not one of the worker's registered queues`);
+    });
+    const session = new FetchSession(workerId, queues.length > 0 ? queues : worker.queues);
+    this.sessions.get(workerId)?.end('replaced');
+    this.sessions.set(workerId, session);
+    for (const queue of session.queues) this.sessionsByQueue.set(queue, [...(this.sessionsByQueue.get(queue) ?? []), session]);
+    return session;
+  }
+
+  /**
+   * Claims and yields batches of jobs for the session until it ends; an
+   * empty batch is a keepalive. The next claim happens only after the
+   * consumer took the previous batch, so a slow stream is never handed more
+   * than it can write.
+   */
+  async *deliveries(session: FetchSession): AsyncGenerator<Job[]> {
+    try {
+      for (;;) {
+        const step = await session.next();
+        if (step === 'end') return;
+        if (step === 'keepalive') {
+          yield [];
+          continue;
+        }
+        if (session.freeCapacity <= 0) continue;
+        const result = await this.claim(session);
+        if (!result.isRunning) {
+          session.end('not_running');
+          return;
+        }
+        if (result.jobs.length > 0 && session.endReason !== undefined) {
+          await this.releaseUndelivered(session, result.jobs);
+          return;
+        }
+        if (result.jobs.length > 0) yield result.jobs;
+      }
+    } finally {
+      this.close(session);
+    }
+  }
+
+  /** Subscribes a Beat stream to pushes for its worker; returns the unsubscribe. */
+  attachBeat(workerId: string, listener: BeatListener): () => void {
+    let listeners = this.beatListeners.get(workerId);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.beatListeners.set(workerId, listeners);
+    }
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.beatListeners.get(workerId) === listeners) this.beatListeners.delete(workerId);
+    };
+  }
+
+  /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
+  endAll(reason: FetchEndReason): void {
+    for (const session of [...this.sessions.values()]) session.end(reason);
+  }
+
+  stop(): void {
+    this.unsubscribe();
+  }
+
+  private async claim(session: FetchSession): Promise<ClaimResult> {
+    const { ctx } = this;
+    const wokenFor = [...session.wokenFor];
+    session.wokenFor.clear();
+    const result = await ctx.store.claim({
+      workerId: session.workerId,
+      queues: session.queues,
+      max: Math.min(session.freeCapacity, MAX_DELIVERY_BATCH),
+      now: ctx.clock.now(),
+      leaseNonce: ctx.entropy.newLeaseNonce(),
+      confirmWithinMs: ctx.settings.heartbeatTimeoutMs,
+    });
+    session.freeCapacity = result.freeCapacity;
+    const transitions = [...result.transitions, ...result.jobs.map((job) => transitionOf(job, 'available'))];
+    if (transitions.length > 0) ctx.telemetry.jobTransitions(transitions);
+    // A full worker cannot take the jobs it was woken for: wake another one.
+    if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
+    return result;
+  }
+
+  private async releaseUndelivered(session: FetchSession, jobs: readonly Job[]): Promise<void> {
+    const leases = jobs.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token }));
+    const transitions = await this.ctx.store.releaseUndelivered({ leases, now: this.ctx.clock.now(), requireUnconfirmedLapse: false });
+    this.ctx.telemetry.jobTransitions(transitions);
+    this.ctx.logger.debug({ workerId: session.workerId, jobIds: leases.map((l) => l.jobId) }, 'released jobs claimed for a closed stream');
+  }
+
+  private close(session: FetchSession): void {
+    session.end('client_cancelled');
+    if (this.sessions.get(session.workerId) === session) this.sessions.delete(session.workerId);
+    for (const queue of session.queues) {
+      const remaining = (this.sessionsByQueue.get(queue) ?? []).filter((s) => s !== session);
+      if (remaining.length > 0) this.sessionsByQueue.set(queue, remaining);
+      else this.sessionsByQueue.delete(queue);
+    }
+  }
+
+  private route(signal: StoreSignal): void {
+    switch (signal.kind) {
+      case 'jobsAvailable':
+        this.wakeQueue(signal.queue, signal.count);
+        return;
+      case 'capacityFreed': {
+        const session = this.sessions.get(signal.workerId);
+        if (session === undefined) return;
+        session.freeCapacity += signal.count;
+        session.wake();
+        return;
+      }
+      case 'workerDirected':
+        if (signal.state !== 'running') this.sessions.get(signal.workerId)?.end('not_running');
+        for (const listener of this.listenersOf(signal.workerId)) listener.directed(signal.state);
+        return;
+      case 'jobsCancelled':
+        for (const listener of this.listenersOf(signal.workerId)) listener.cancelled(signal.jobIds);
+        return;
+      case 'workerRemoved':
+        this.sessions.get(signal.workerId)?.end('worker_removed');
+        for (const listener of this.listenersOf(signal.workerId)) listener.removed();
+        return;
+    }
+  }
+
+  /**
+   * Wakes sessions of `queue` with free capacity, round-robin, until their
+   * estimated capacity covers `count` jobs.
+   */
+  private wakeQueue(queue: string, count: number, except?: FetchSession): void {
+    const sessions = this.sessionsByQueue.get(queue);
+    if (sessions === undefined) return;
+    const start = this.cursors.get(queue) ?? 0;
+    let remaining = count;
+    for (let i = 0; i < sessions.length && remaining > 0; i++) {
+      const index = (start + i) % sessions.length;
+      const session = sessions[index]!;
+      if (session === except || session.freeCapacity <= 0) continue;
+      session.wokenFor.add(queue);
+      session.wake();
+      remaining -= session.freeCapacity;
+      this.cursors.set(queue, index + 1);
+    }
+  }
+
+  private listenersOf(workerId: string): BeatListener[] {
+    return [...(this.beatListeners.get(workerId) ?? [])];
+  }
+}

@@ -1,0 +1,50 @@
+import type { Application } from '../app/application';
+import { BackgroundLoop } from './background-loop';
+
+export interface MaintenanceIntervals {
+  /** How often scheduled and retryable jobs are promoted. */
+  promoteIntervalMs: number;
+  /** How often expired leases and dead workers are looked for. */
+  reapIntervalMs: number;
+}
+
+/**
+ * The server's background work. Every task is safe to run on every replica
+ * at once; with a shared store, any replica can die without stopping it.
+ */
+export class Maintenance {
+  readonly promoteDue: BackgroundLoop;
+  readonly reclaimExpiredLeases: BackgroundLoop;
+  readonly removeDeadWorkers: BackgroundLoop;
+
+  constructor(app: Application, intervals: MaintenanceIntervals) {
+    const logger = app.context.logger;
+    const loop = (name: string, intervalMs: number, runOnce: () => Promise<number>): BackgroundLoop =>
+      new BackgroundLoop({ name, intervalMs, jitter: 0.1, runOnce, logger });
+    this.promoteDue = loop('promote-due', intervals.promoteIntervalMs, () => app.recovery.promoteDue());
+    this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());
+    this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
+  }
+
+  /**
+   * Dead workers come before lease reclaiming: the jobs of a worker that
+   * stopped beating count as failed attempts (worker_death), which a poison
+   * job that kills its worker must not escape by looking undelivered.
+   */
+  private get loops(): BackgroundLoop[] {
+    return [this.promoteDue, this.removeDeadWorkers, this.reclaimExpiredLeases];
+  }
+
+  start(): void {
+    for (const loop of this.loops) loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((loop) => loop.stop()));
+  }
+
+  /** Runs every task once, in order; for tests that drive time by hand. */
+  async runOnce(): Promise<void> {
+    for (const loop of this.loops) await loop.runOnce();
+  }
+}

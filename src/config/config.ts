@@ -1,0 +1,140 @@
+import { parseArgs } from 'node:util';
+import type { ProtocolSettings } from '../app/app-context';
+import type { MaintenanceIntervals } from '../background/maintenance';
+import { parseDuration } from './duration';
+
+/** Everything the server is configured with; built once at start-up, then frozen. */
+export interface Config {
+  host: string;
+  port: number;
+  protocol: ProtocolSettings;
+  maintenance: MaintenanceIntervals;
+  /** How long a stopping server lets in-flight calls finish. */
+  shutdownTimeoutMs: number;
+  logLevel: string;
+}
+
+/** One setting: its environment variable, its flag, its default and how to read it. */
+interface Setting {
+  env: string;
+  flag: string;
+  defaultValue: string;
+  description: string;
+}
+
+export const SETTINGS = {
+  host: { env: 'OJS_HOST', flag: 'host', defaultValue: '0.0.0.0', description: 'address to listen on' },
+  port: { env: 'OJS_PORT', flag: 'port', defaultValue: '9090', description: 'port to listen on (0 picks a free one)' },
+  heartbeatInterval: {
+    env: 'OJS_HEARTBEAT_INTERVAL',
+    flag: 'heartbeat-interval',
+    defaultValue: '5s',
+    description: 'beat interval announced to workers',
+  },
+  heartbeatTimeout: {
+    env: 'OJS_HEARTBEAT_TIMEOUT',
+    flag: 'heartbeat-timeout',
+    defaultValue: '30s',
+    description: 'silence after which a worker is dead (at least 3 intervals)',
+  },
+  visibilityTimeout: {
+    env: 'OJS_VISIBILITY_TIMEOUT',
+    flag: 'visibility-timeout',
+    defaultValue: '1800s',
+    description: 'default reservation period of a fetched job',
+  },
+  jobTimeout: { env: 'OJS_JOB_TIMEOUT', flag: 'job-timeout', defaultValue: '1800s', description: 'default execution timeout of a job' },
+  streamKeepalive: {
+    env: 'OJS_STREAM_KEEPALIVE',
+    flag: 'stream-keepalive',
+    defaultValue: '15s',
+    description: 'keepalive interval of Fetch and Beat streams',
+  },
+  promoteInterval: {
+    env: 'OJS_PROMOTE_INTERVAL',
+    flag: 'promote-interval',
+    defaultValue: '100ms',
+    description: 'how often due scheduled and retryable jobs are promoted',
+  },
+  reapInterval: {
+    env: 'OJS_REAP_INTERVAL',
+    flag: 'reap-interval',
+    defaultValue: '1s',
+    description: 'how often expired leases and dead workers are looked for',
+  },
+  shutdownTimeout: {
+    env: 'OJS_SHUTDOWN_TIMEOUT',
+    flag: 'shutdown-timeout',
+    defaultValue: '30s',
+    description: 'time in-flight calls get to finish on shutdown',
+  },
+  logLevel: { env: 'OJS_LOG_LEVEL', flag: 'log-level', defaultValue: 'info', description: 'trace, debug, info, warn, error or silent' },
+} as const satisfies Record<string, Setting>;
+
+type SettingName = keyof typeof SETTINGS;
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Usage text listing every setting, for --help and the README. */
+export function usage(): string {
+  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(24)} ${s.defaultValue.padEnd(7)} ${s.description}`);
+  return ['Usage: node dist/src/main.js [flags]', '', '  flag                   environment variable     default', ...rows].join('\n');
+}
+
+/**
+ * Reads flags (which win) and environment variables, applies defaults and
+ * validates. Throws a ConfigError listing every problem at once.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Readonly<Config> {
+  const options = Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, { type: 'string' as const }]));
+  const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
+  const problems: string[] = [];
+  const raw = (name: SettingName): string => {
+    const setting: Setting = SETTINGS[name];
+    return (values[setting.flag] as string | undefined) ?? env[setting.env] ?? setting.defaultValue;
+  };
+  const describe = (name: SettingName): string => `${SETTINGS[name].env} (--${SETTINGS[name].flag})`;
+  const duration = (name: SettingName): number => {
+    const ms = parseDuration(raw(name));
+    if (ms === undefined || ms <= 0) {
+      problems.push(`${describe(name)} must be a positive duration such as "5s" or "250ms", got "${raw(name)}"`);
+      return 1;
+    }
+    return ms;
+  };
+
+  const port = Number(raw('port'));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`${describe('port')} must be 0-65535, got "${raw('port')}"`);
+  const protocol: ProtocolSettings = {
+    heartbeatIntervalMs: duration('heartbeatInterval'),
+    heartbeatTimeoutMs: duration('heartbeatTimeout'),
+    visibilityTimeoutMs: duration('visibilityTimeout'),
+    jobTimeoutMs: duration('jobTimeout'),
+    streamKeepaliveMs: duration('streamKeepalive'),
+  };
+  // worker-protocol 10.3: a shorter timeout declares busy but healthy workers dead.
+  if (protocol.heartbeatTimeoutMs < 3 * protocol.heartbeatIntervalMs) {
+    problems.push(
+      `${describe('heartbeatTimeout')} (${raw('heartbeatTimeout')}) must be at least three heartbeat intervals (3 x ${raw('heartbeatInterval')})`,
+    );
+  }
+  const logLevel = raw('logLevel');
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`${describe('logLevel')} must be one of ${LOG_LEVELS.join(', ')}`);
+  const config: Config = {
+    host: raw('host'),
+    port,
+    protocol,
+    maintenance: { promoteIntervalMs: duration('promoteInterval'), reapIntervalMs: duration('reapInterval') },
+    shutdownTimeoutMs: duration('shutdownTimeout'),
+    logLevel,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,84 @@
+import type { JsonObject, JsonValue } from './json';
+import type { RetryPolicy } from './retry-policy';
+
+/** The 8 lifecycle states of ojs-core section 6. */
+export const JOB_STATES = [
+  'scheduled',
+  'available',
+  'pending',
+  'active',
+  'completed',
+  'retryable',
+  'cancelled',
+  'discarded',
+] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** Handler verdicts that override the retry policy (ojs-retry section 7). */
+export type HandlerCode = 'retry' | 'discard' | 'dead_letter' | 'fail';
+
+/** A structured failure of one attempt (ojs-core section 8). */
+export interface JobError {
+  type: string;
+  message: string;
+  backtrace: string[];
+  code?: HandlerCode;
+  details?: JsonObject;
+  /** Attempt that produced the error. */
+  attempt: number;
+  /** Epoch milliseconds. */
+  occurredAt: number;
+}
+
+/** The exclusive claim of one worker on one attempt of an active job. */
+export interface Lease {
+  workerId: string;
+  /** Unique per attempt; Ack, Fail and extensions must present it. */
+  token: string;
+  /** Epoch milliseconds at which the lease lapses. */
+  expiresAt: number;
+  /**
+   * Whether the worker has shown it received the job (a beat listing it, an
+   * extension). Until then the lease runs only for the confirmation window;
+   * see {@link claimLease}.
+   */
+  isConfirmed: boolean;
+}
+
+/**
+ * Job is the OJS envelope as the server keeps it. Times are epoch
+ * milliseconds, durations are milliseconds. Defaults are resolved at
+ * enqueue, so a stored job carries the values that apply to it.
+ */
+export interface Job {
+  specversion: string;
+  id: string;
+  type: string;
+  queue: string;
+  args: JsonValue[];
+  meta: JsonObject;
+  priority: number;
+  timeoutMs: number;
+  scheduledAt?: number;
+  expiresAt?: number;
+  retry: RetryPolicy;
+  visibilityTimeoutMs: number;
+  schema?: string;
+
+  state: JobState;
+  attempt: number;
+  createdAt: number;
+  enqueuedAt?: number;
+  startedAt?: number;
+  completedAt?: number;
+  error?: JobError;
+  errors: JobError[];
+  result?: JsonValue;
+  nextRetryAt?: number;
+  deadLetter: boolean;
+  /** Present exactly while the job is active. */
+  lease?: Lease;
+}
+
+/** Error history kept per job; ojs-retry requires at least the last 10. */
+export const ERROR_HISTORY_LIMIT = 20;

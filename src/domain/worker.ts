@@ -1,0 +1,109 @@
+import { workerStateConflict, type FieldViolation } from './errors';
+import { DEFAULT_QUEUE, queueNameProblem } from './job-submission';
+
+/**
+ * Worker lifecycle (worker-protocol section 2):
+ * - running: fetching and processing jobs;
+ * - quiet: not fetching, finishing held jobs; may return to running;
+ * - terminate: finishing or failing held jobs, then exiting; never goes back.
+ * "terminated" is not a state a worker reports: it is the worker's removal.
+ */
+export type WorkerState = 'running' | 'quiet' | 'terminate';
+
+const NEXT_WORKER_STATES: Readonly<Record<WorkerState, readonly WorkerState[]>> = {
+  running: ['quiet', 'terminate'],
+  quiet: ['running', 'terminate'],
+  terminate: [],
+};
+
+export function canWorkerMove(from: WorkerState, to: WorkerState): boolean {
+  return from === to || NEXT_WORKER_STATES[from].includes(to);
+}
+
+export interface WorkerRegistration {
+  workerId: string;
+  hostname: string;
+  pid: number;
+  /** Ordered: the first queue is consumed first. */
+  queues: string[];
+  concurrency: number;
+  labels: string[];
+  startedAt?: number;
+}
+
+/** A registered worker as the server tracks it. Times are epoch milliseconds. */
+export interface Worker extends WorkerRegistration {
+  registeredAt: number;
+  /** The state the worker last reported. */
+  state: WorkerState;
+  /** An operator directive the worker has not yet reported reaching. */
+  directive?: WorkerState;
+  lastBeatAt: number;
+  /** Sequence of the last beat accepted; later beats must be higher. */
+  lastSequence: number;
+  /** The active_job_ids of the last accepted beat. */
+  reportedJobIds: string[];
+}
+
+export const DEFAULT_CONCURRENCY = 10;
+export const MAX_CONCURRENCY = 10_000;
+
+/**
+ * The state a worker is told to be in. A pending directive wins; otherwise
+ * the server echoes what the worker reports, so that a worker that quieted
+ * itself (SIGTSTP) is not pushed back to running by its own heartbeat.
+ */
+export function desiredState(worker: Pick<Worker, 'state' | 'directive'>): WorkerState {
+  return worker.directive ?? worker.state;
+}
+
+/**
+ * Applies a state reported in a beat. A worker never moves backward from
+ * terminate, and a directive is dropped once the worker reports it (or once
+ * it can no longer be reached).
+ */
+export function afterReport(
+  worker: Pick<Worker, 'state' | 'directive'>,
+  reported: WorkerState,
+): Pick<Worker, 'state' | 'directive'> {
+  const state = canWorkerMove(worker.state, reported) ? reported : worker.state;
+  const directive =
+    worker.directive !== undefined && worker.directive !== state && canWorkerMove(state, worker.directive)
+      ? worker.directive
+      : undefined;
+  return directive === undefined ? { state } : { state, directive };
+}
+
+/**
+ * The worker after an operator directs it to `target`. Throws an
+ * `invalid_state` OjsError for a directive that would move it backward from
+ * terminate.
+ */
+export function afterDirective(worker: Worker, target: WorkerState): Pick<Worker, 'state' | 'directive'> {
+  const current = desiredState(worker);
+  if (!canWorkerMove(current, target) || !canWorkerMove(worker.state, target)) {
+    throw workerStateConflict(worker.workerId, current, target);
+  }
+  return target === worker.state ? { state: worker.state } : { state: worker.state, directive: target };
+}
+
+/** Validates a registration, applying the protocol defaults (worker-protocol appendix A). */
+export function normalizeRegistration(input: WorkerRegistration, violations: FieldViolation[]): WorkerRegistration {
+  const bad = (field: string, description: string): void => {
+    violations.push({ field, description });
+  };
+  if (input.workerId.length === 0) bad('worker_id', 'is required');
+  else if (input.workerId.length > 255) bad('worker_id', 'must be at most 255 characters');
+  if (!Number.isInteger(input.pid) || input.pid < 0) bad('pid', 'must be a non-negative integer');
+  const queues = input.queues.length === 0 ? [DEFAULT_QUEUE] : input.queues;
+  queues.forEach((queue, i) => {
+    const problem = queueNameProblem(queue);
+    if (problem !== undefined) bad(`queues[${i}]`, problem);
+  });
+  if (new Set(queues).size !== queues.length) bad('queues', 'must not repeat a queue');
+  const concurrency = input.concurrency === 0 ? DEFAULT_CONCURRENCY : input.concurrency;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    bad('concurrency', `must be from 1 to ${MAX_CONCURRENCY}`);
+  }
+  return { ...input, queues, concurrency };
+}

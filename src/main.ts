@@ -1,0 +1,74 @@
+import { pino } from 'pino';
+import { systemClock } from './domain/clock';
+import { ConfigError, loadConfig, usage } from './config/config';
+import { loadDescriptorSet } from './descriptor-set';
+import { startServer } from './server';
+import { MemoryJobStore } from './store/memory/memory-job-store';
+import { systemEntropy } from './system-entropy';
+import { startTelemetry } from './telemetry/start-telemetry';
+
+const SERVER_VERSION: string = (require('../../package.json') as { version: string }).version;
+
+/**
+ * Composition root: the only place that reads the environment, creates the
+ * store and telemetry, handles signals and orders the shutdown.
+ */
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help')) {
+    console.log(usage());
+    return;
+  }
+  const config = loadConfig(process.env, argv);
+  const logger = pino({ level: config.logLevel, base: { service: 'ojs-grpc-server' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const telemetry = startTelemetry(process.env);
+  const server = await startServer({
+    host: config.host,
+    port: config.port,
+    store: new MemoryJobStore(),
+    clock: systemClock,
+    entropy: systemEntropy,
+    tracer: telemetry.tracer,
+    logger,
+    protocol: config.protocol,
+    maintenance: config.maintenance,
+    descriptorSet: loadDescriptorSet(),
+    serverVersion: SERVER_VERSION,
+    runMaintenance: true,
+  });
+  logger.info({ host: config.host, port: server.port, backend: 'memory', version: SERVER_VERSION }, 'ojs server listening');
+
+  let isStopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (isStopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    isStopping = true;
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+    server
+      .stop(config.shutdownTimeoutMs)
+      .then(() => telemetry.shutdown())
+      .then(
+        () => {
+          logger.info({}, 'stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});

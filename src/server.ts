@@ -1,0 +1,66 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { ProtocolSettings } from './app/app-context';
+import { createApplication, type Application } from './app/application';
+import type { Entropy, Logger } from './app/ports';
+import { Maintenance, type MaintenanceIntervals } from './background/maintenance';
+import type { Clock } from './domain/clock';
+import type { JobStore } from './store/job-store';
+import { OtelTransitionRecorder } from './telemetry/otel-transition-recorder';
+import { startGrpcServer, type GrpcServer } from './transport/grpc/grpc-server';
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  store: JobStore;
+  clock: Clock;
+  entropy: Entropy;
+  tracer: Tracer;
+  logger: Logger;
+  protocol: ProtocolSettings;
+  maintenance: MaintenanceIntervals;
+  descriptorSet: Uint8Array;
+  serverVersion: string;
+  /** Start the background loops; tests that drive time by hand call `maintenance.runOnce()` instead. */
+  runMaintenance: boolean;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly app: Application;
+  readonly maintenance: Maintenance;
+  readonly grpc: GrpcServer;
+  /** Stops in order: health NOT_SERVING and calls drained, loops stopped, store closed. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+/** Wires the application over a store and serves it over gRPC. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const app = createApplication({
+    store: options.store,
+    clock: options.clock,
+    settings: options.protocol,
+    entropy: options.entropy,
+    telemetry: new OtelTransitionRecorder(options.tracer),
+    logger: options.logger,
+  });
+  const maintenance = new Maintenance(app, options.maintenance);
+  const grpc = await startGrpcServer(app, {
+    host: options.host,
+    port: options.port,
+    descriptorSet: options.descriptorSet,
+    serverVersion: options.serverVersion,
+  });
+  if (options.runMaintenance) maintenance.start();
+  return {
+    port: grpc.port,
+    app,
+    maintenance,
+    grpc,
+    async stop(timeoutMs: number): Promise<void> {
+      await grpc.shutdown(timeoutMs);
+      await maintenance.stop();
+      app.streams.stop();
+      await options.store.close();
+    },
+  };
+}

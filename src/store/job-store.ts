@@ -1,0 +1,210 @@
+import type { FailureOutcome } from '../domain/failure';
+import type { Job, JobState } from '../domain/job';
+import type { JobTransition } from '../domain/transition';
+import type { JsonValue } from '../domain/json';
+import type { Worker, WorkerState } from '../domain/worker';
+import type { StoreSignal } from './store-signal';
+
+/**
+ * JobStore is the storage port. Every method that changes several things
+ * (a job and a worker's reservations, a batch of jobs, a worker and the jobs
+ * it held) is one atomic call, so that a store shared by several server
+ * replicas never exposes a half-applied change.
+ *
+ * Decisions belong to the domain: callers read, decide (retry or discard,
+ * backoff, desired state), and hand the decision to a method that re-checks
+ * its precondition (usually the lease token of the attempt the decision was
+ * made for) and applies it. Time always comes in as `now`.
+ *
+ * Refusals are OjsErrors: not_found, duplicate, invalid_state; a store that
+ * cannot reach its backend throws an `unavailable` OjsError.
+ */
+export interface JobStore {
+  /** Stores new jobs, all or none. Fails with `duplicate` if an id is taken. */
+  enqueue(jobs: readonly Job[]): Promise<void>;
+  getJob(jobId: string): Promise<Job | undefined>;
+  /** Jobs by id, in order; undefined for unknown ids. */
+  getJobs(jobIds: readonly string[]): Promise<(Job | undefined)[]>;
+
+  /**
+   * Moves up to `max` available jobs of `queues` (in queue order, then
+   * priority, then FIFO) to active and reserves them for the worker, never
+   * beyond its free capacity and only while its desired state is running.
+   * Available jobs found past their expires_at are discarded instead.
+   */
+  claim(params: ClaimParams): Promise<ClaimResult>;
+  /**
+   * Undoes the claim of jobs that never reached their worker: back to
+   * available, attempt restored, nothing recorded against the job.
+   */
+  releaseUndelivered(params: ReleaseParams): Promise<JobTransition[]>;
+  /** Completes active jobs whose lease the worker holds. */
+  ack(params: AckParams): Promise<SettlementOutcome[]>;
+  /** Applies decided failure outcomes to jobs whose lease the worker holds. */
+  fail(params: FailParams): Promise<SettlementOutcome[]>;
+  /** Restarts the visibility timeout of a held job; returns the new expiry. */
+  extendLease(params: ExtendLeaseParams): Promise<number>;
+
+  /** Cancels a job that has not finished; idempotent on cancelled jobs. */
+  cancel(jobId: string, now: number): Promise<StateChange>;
+  /** pending -> available. */
+  activate(jobId: string, now: number): Promise<StateChange>;
+  /** discarded -> available, with attempt and errors reset (ojs-core 6.3). */
+  retry(jobId: string, now: number): Promise<StateChange>;
+
+  /** scheduled/retryable jobs whose time has come -> available; expired ones -> discarded. */
+  promoteDue(now: number, limit: number): Promise<JobTransition[]>;
+  /** Active jobs whose lease expired at or before `now`. */
+  findExpiredLeases(now: number, limit: number): Promise<Job[]>;
+  /**
+   * Applies decided outcomes to active jobs, each only if it still holds the
+   * given lease (and, for expiries, if that lease is still expired at `now`).
+   */
+  recover(params: RecoverParams): Promise<JobTransition[]>;
+
+  registerWorker(worker: Worker): Promise<void>;
+  getWorker(workerId: string): Promise<WorkerSnapshot | undefined>;
+  listWorkers(): Promise<WorkerSnapshot[]>;
+  /** Records a beat: liveness, reported state, lease extensions. */
+  recordBeat(params: BeatParams): Promise<BeatOutcome>;
+  /** Sets an operator directive on the matching workers. */
+  directWorkers(params: DirectParams): Promise<DirectOutcome>;
+  /** Workers whose last beat is older than `cutoff`, with the jobs they hold. */
+  findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]>;
+  /**
+   * Removes a worker and applies outcomes to every job it holds, atomically.
+   * Refused (`removed: false`) when the worker beat after `ifLastBeatAt`, or
+   * holds a job that `recoveries` does not cover; the caller reads again.
+   */
+  removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome>;
+
+  /** Job counts per state for every known queue. */
+  queueCounts(): Promise<QueueCounts[]>;
+
+  /** Notifies `listener` of changes that waiting streams care about. */
+  subscribe(listener: (signal: StoreSignal) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface StateChange {
+  job: Job;
+  from: JobState;
+  /** The worker that held the job before the change, if it was active. */
+  workerId?: string;
+}
+
+export interface ClaimParams {
+  workerId: string;
+  queues: readonly string[];
+  max: number;
+  now: number;
+  /** Unique per call; lease tokens are derived from it. */
+  leaseNonce: string;
+  /** How long a new lease waits for the worker to confirm it (see domain claimLease). */
+  confirmWithinMs: number;
+}
+
+export interface ClaimResult {
+  /** False when the worker's desired state is no longer running. */
+  isRunning: boolean;
+  /** The claimed jobs, now active, each with its lease. */
+  jobs: Job[];
+  /** Capacity left after this claim. */
+  freeCapacity: number;
+  /** Other changes made while claiming (expired jobs discarded). */
+  transitions: JobTransition[];
+}
+
+export interface ReleaseParams {
+  leases: readonly { jobId: string; leaseToken: string }[];
+  now: number;
+  /**
+   * Release only leases that lapsed unconfirmed while their worker kept
+   * beating (it beat after the claim without listing the job).
+   */
+  requireUnconfirmedLapse: boolean;
+}
+
+export interface AckParams {
+  workerId: string;
+  items: readonly { jobId: string; leaseToken: string; result?: JsonValue }[];
+  now: number;
+}
+
+export interface FailParams {
+  workerId: string;
+  items: readonly { jobId: string; leaseToken: string; outcome: FailureOutcome }[];
+  now: number;
+}
+
+/** The result of one settlement: the job as stored afterwards, or why not. */
+export type SettlementOutcome = { ok: true; job: Job } | { ok: false; error: Error };
+
+export interface ExtendLeaseParams {
+  workerId: string;
+  jobId: string;
+  leaseToken: string;
+  now: number;
+}
+
+export interface RecoverParams {
+  items: readonly {
+    jobId: string;
+    leaseToken: string;
+    outcome: FailureOutcome;
+    /** Recover only if the lease is still expired at `now` (not renewed meanwhile). */
+    requireExpired: boolean;
+  }[];
+  now: number;
+}
+
+/** A worker with the ids and jobs the server has reserved for it. */
+export interface WorkerSnapshot {
+  worker: Worker;
+  heldJobs: Job[];
+}
+
+export interface BeatParams {
+  workerId: string;
+  state: WorkerState;
+  sequence: number;
+  activeJobIds: readonly string[];
+  now: number;
+}
+
+export interface BeatOutcome {
+  /** The state the worker is directed to. */
+  desiredState: WorkerState;
+  /** False when the beat's sequence was not above the last one (a late beat). */
+  isFresh: boolean;
+  /** Listed jobs that have been cancelled. */
+  cancelledJobIds: string[];
+  /** The reported state change this beat caused, if any. */
+  stateChange?: { from: WorkerState; to: WorkerState };
+}
+
+export type WorkerTarget = { workerId: string } | { label: string } | { queue: string };
+
+export interface DirectParams {
+  target: WorkerTarget;
+  state: WorkerState;
+}
+
+export interface DirectOutcome {
+  workerIds: string[];
+}
+
+export interface RemoveWorkerParams {
+  workerId: string;
+  /** Remove only if the worker has not beaten since (dead-worker detection). */
+  ifLastBeatAt?: number;
+  recoveries: readonly { jobId: string; leaseToken: string; outcome: FailureOutcome }[];
+  now: number;
+}
+
+export interface RemoveWorkerOutcome {
+  removed: boolean;
+  transitions: JobTransition[];
+}
+
+export type QueueCounts = { queue: string } & Record<JobState, number>;

@@ -1,0 +1,18 @@
+import type { WorkerState } from '../domain/worker';
+
+/**
+ * What a store tells the server replicas about changes that open streams
+ * must react to. A shared store delivers every signal to every replica, so a
+ * job enqueued through one replica wakes a Fetch stream held by another.
+ */
+export type StoreSignal =
+  /** `count` jobs became available in `queue`. */
+  | { kind: 'jobsAvailable'; queue: string; count: number }
+  /** The worker holds `count` fewer jobs: it may take more. */
+  | { kind: 'capacityFreed'; workerId: string; count: number }
+  /** The state the worker is directed to changed. */
+  | { kind: 'workerDirected'; workerId: string; state: WorkerState }
+  /** Jobs the worker holds were cancelled. */
+  | { kind: 'jobsCancelled'; workerId: string; jobIds: string[] }
+  /** The worker was deregistered or declared dead. */
+  | { kind: 'workerRemoved'; workerId: string };

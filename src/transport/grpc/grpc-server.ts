@@ -1,0 +1,75 @@
+import { createServer, type Server } from 'nice-grpc';
+import { errorDetailsServerMiddleware } from 'nice-grpc-error-details';
+import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
+import type { Application } from '../../app/application';
+import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
+import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
+import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
+import { JobServiceHandlers } from './job-service';
+import { OperatorServiceHandlers } from './operator-service';
+import { reflectionServices } from './reflection';
+import { ojsServerMiddleware } from './server-middleware';
+import { WorkerServiceHandlers } from './worker-service';
+
+export interface GrpcServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** The FileDescriptorSet built by buf from proto/, for reflection. */
+  descriptorSet: Uint8Array;
+  serverVersion: string;
+}
+
+/** A listening gRPC server and the controls its owner needs. */
+export interface GrpcServer {
+  readonly port: number;
+  readonly health: HealthState;
+  /**
+   * Graceful stop: health turns NOT_SERVING, new calls are refused, streams
+   * end with UNAVAILABLE, in-flight unary calls get `timeoutMs` to finish.
+   */
+  shutdown(timeoutMs: number): Promise<void>;
+}
+
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
+
+export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
+  const server: Server = createServer({
+    // Detect dead peers on idle connections, and let clients ping us as often as grpc-go's floor.
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+    'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+  })
+    .use(errorDetailsServerMiddleware)
+    .use(ojsServerMiddleware(app.context.logger, options.serverVersion));
+
+  const health = HealthState();
+  const workerService = new WorkerServiceHandlers(app);
+  server.add(WorkerServiceDefinition, workerService);
+  server.add(JobServiceDefinition, new JobServiceHandlers(app));
+  server.add(OperatorServiceDefinition, new OperatorServiceHandlers(app));
+  server.add(HealthDefinition, HealthServiceImpl(health));
+  const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
+  for (const service of ojsServices) health.setStatus('healthy', service);
+  for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
+    server.add(definition, implementation);
+  }
+
+  const port = await server.listen(`${options.host}:${options.port}`);
+  return {
+    port,
+    health,
+    async shutdown(timeoutMs: number): Promise<void> {
+      health.setStatus('unhealthy');
+      for (const service of ojsServices) health.setStatus('unhealthy', service);
+      const drained = server.shutdown();
+      workerService.endStreams();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      });
+      if ((await Promise.race([drained, timedOut])) === 'timeout') server.forceShutdown();
+      clearTimeout(timer);
+    },
+  };
+}

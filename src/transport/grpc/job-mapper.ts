@@ -1,0 +1,117 @@
+import type { Job, JobError } from '../../domain/job';
+import type { FailureReport } from '../../domain/job-error';
+import type { JsonObject } from '../../domain/json';
+import type { JobSubmission } from '../../domain/job-submission';
+import { visibilityDeadline } from '../../domain/lease';
+import { describeRetryPolicy, type RetryPolicyInput } from '../../domain/retry-policy';
+import type {
+  Job as ProtoJob,
+  JobError as ProtoJobError,
+  RetryPolicy as ProtoRetryPolicy,
+} from '../../../gen/ojs/server/v1/job';
+import type { Delivery } from '../../../gen/ojs/server/v1/worker_service';
+import {
+  fromProtoHandlerCode,
+  fromProtoOnExhaustion,
+  toProtoHandlerCode,
+  toProtoJobState,
+  toProtoOnExhaustion,
+} from './enum-mapping';
+import { fromDate, toDate } from './time-mapping';
+
+/** Reads the producer-settable fields of an envelope; system-managed ones are dropped here. */
+export function toSubmission(job: ProtoJob): JobSubmission {
+  const submission: JobSubmission = {
+    specversion: job.specversion,
+    id: job.id,
+    type: job.type,
+    queue: job.queue,
+    args: job.args,
+    priority: job.priority,
+    timeoutSeconds: job.timeout,
+    visibilityTimeoutSeconds: job.visibilityTimeout,
+    schema: job.schema,
+  };
+  if (job.meta !== undefined) submission.meta = job.meta;
+  if (job.scheduledAt !== undefined) submission.scheduledAt = fromDate(job.scheduledAt)!;
+  if (job.expiresAt !== undefined) submission.expiresAt = fromDate(job.expiresAt)!;
+  if (job.retry !== undefined) submission.retry = toRetryInput(job.retry);
+  return submission;
+}
+
+function toRetryInput(retry: ProtoRetryPolicy): RetryPolicyInput {
+  const input: RetryPolicyInput = {};
+  if (retry.maxAttempts !== undefined) input.maxAttempts = retry.maxAttempts;
+  if (retry.initialInterval !== undefined) input.initialInterval = retry.initialInterval;
+  if (retry.backoffCoefficient !== undefined) input.backoffCoefficient = retry.backoffCoefficient;
+  if (retry.maxInterval !== undefined) input.maxInterval = retry.maxInterval;
+  if (retry.jitter !== undefined) input.jitter = retry.jitter;
+  if (retry.nonRetryableErrors.length > 0) input.nonRetryableErrors = retry.nonRetryableErrors;
+  const onExhaustion = fromProtoOnExhaustion(retry.onExhaustion);
+  if (onExhaustion !== undefined) input.onExhaustion = onExhaustion;
+  return input;
+}
+
+export function toFailureReport(error: ProtoJobError | undefined): FailureReport {
+  const report: FailureReport = {
+    type: error?.type ?? '',
+    message: error?.message ?? '',
+    backtrace: error?.backtrace ?? [],
+  };
+  const code = error === undefined ? undefined : fromProtoHandlerCode(error.code);
+  if (code !== undefined) report.code = code;
+  if (error?.details !== undefined) report.details = error.details as JsonObject;
+  return report;
+}
+
+export function toProtoJob(job: Job): ProtoJob {
+  return {
+    specversion: job.specversion,
+    id: job.id,
+    type: job.type,
+    queue: job.queue,
+    args: job.args,
+    meta: job.meta,
+    priority: job.priority,
+    timeout: Math.round(job.timeoutMs / 1000),
+    scheduledAt: toDate(job.scheduledAt),
+    expiresAt: toDate(job.expiresAt),
+    retry: toProtoRetryPolicy(job),
+    visibilityTimeout: Math.round(job.visibilityTimeoutMs / 1000),
+    schema: job.schema ?? '',
+    state: toProtoJobState(job.state),
+    attempt: job.attempt,
+    createdAt: toDate(job.createdAt),
+    enqueuedAt: toDate(job.enqueuedAt),
+    startedAt: toDate(job.startedAt),
+    completedAt: toDate(job.completedAt),
+    error: job.error === undefined ? undefined : toProtoJobError(job.error),
+    errors: job.errors.map(toProtoJobError),
+    result: job.result,
+    nextRetryAt: toDate(job.nextRetryAt),
+    workerId: job.lease?.workerId ?? '',
+    deadLetter: job.deadLetter,
+  };
+}
+
+/** A claimed job with the lease that proves the reservation. */
+export function toDelivery(job: Job): Delivery {
+  return { job: toProtoJob(job), leaseToken: job.lease!.token, leaseExpiresAt: toDate(visibilityDeadline(job)) };
+}
+
+function toProtoRetryPolicy(job: Job): ProtoRetryPolicy {
+  const policy = describeRetryPolicy(job.retry);
+  return { ...policy, onExhaustion: toProtoOnExhaustion(policy.onExhaustion) };
+}
+
+function toProtoJobError(error: JobError): ProtoJobError {
+  return {
+    type: error.type,
+    message: error.message,
+    backtrace: error.backtrace,
+    code: toProtoHandlerCode(error.code),
+    details: error.details,
+    attempt: error.attempt,
+    occurredAt: toDate(error.occurredAt),
+  };
+}

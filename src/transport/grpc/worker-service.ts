@@ -1,0 +1,191 @@
+import { ServerError, Status, type CallContext } from 'nice-grpc';
+import type { Application } from '../../app/application';
+import { invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
+import type { WorkerState } from '../../domain/worker';
+import { requireField } from '../../app/require-field';
+import type { SettlementOutcome } from '../../store/job-store';
+import {
+  type AckBatchRequest,
+  type AckRequest,
+  type BeatRequest,
+  type DeregisterRequest,
+  type ExtendLeaseRequest,
+  type FailBatchRequest,
+  type FailRequest,
+  type RegisterRequest,
+  type BeatResponse,
+  type FetchRequest,
+  type FetchResponse,
+  type SettlementResult,
+  type WorkerServiceImplementation,
+} from '../../../gen/ojs/server/v1/worker_service';
+import { AsyncQueue } from './async-queue';
+import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
+import { toDelivery, toFailureReport } from './job-mapper';
+import { fromDuration, toDate, toDuration } from './time-mapping';
+
+/**
+ * WorkerService handlers: decode, call the application, encode. The only
+ * state kept here is the set of open Beat streams, so that a server shutdown
+ * can end them with UNAVAILABLE.
+ */
+export class WorkerServiceHandlers implements WorkerServiceImplementation {
+  private readonly beatStreams = new Set<AsyncQueue<BeatResponse>>();
+
+  constructor(private readonly app: Application) {}
+
+  /** Ends every open stream with UNAVAILABLE so that workers reconnect to another replica. */
+  endStreams(): void {
+    this.app.streams.endAll('server_shutdown');
+    for (const outbox of this.beatStreams) outbox.fail(shuttingDown());
+  }
+
+  async register(request: RegisterRequest) {
+    const settings = await this.app.workers.register({
+      workerId: request.workerId,
+      hostname: request.hostname,
+      pid: request.pid,
+      queues: request.queues,
+      concurrency: request.concurrency,
+      labels: request.labels,
+      ...(request.startedAt === undefined ? {} : { startedAt: request.startedAt.getTime() }),
+    });
+    return {
+      ok: true,
+      serverTime: this.now(),
+      heartbeatInterval: toDuration(settings.heartbeatIntervalMs),
+      heartbeatTimeout: toDuration(settings.heartbeatTimeoutMs),
+      visibilityTimeoutDefault: toDuration(settings.visibilityTimeoutMs),
+      streamKeepaliveInterval: toDuration(settings.streamKeepaliveMs),
+    };
+  }
+
+  async deregister(request: DeregisterRequest) {
+    return { releasedJobIds: await this.app.workers.deregister(request.workerId) };
+  }
+
+  async *fetch(request: FetchRequest, context: CallContext): AsyncGenerator<FetchResponse> {
+    const session = await this.app.streams.openFetch(requireField('worker_id', request.workerId), request.queues);
+    const endOnAbort = (): void => session.end('client_cancelled');
+    context.signal.addEventListener('abort', endOnAbort);
+    const keepalive = setInterval(() => session.keepalive(), this.app.context.settings.streamKeepaliveMs);
+    const maxWaitMs = fromDuration(request.maxWait) ?? 0;
+    const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
+    try {
+      for await (const jobs of this.app.streams.deliveries(session)) {
+        yield { deliveries: jobs.map(toDelivery), serverTime: this.now() };
+      }
+      if (session.endReason === 'server_shutdown') throw shuttingDown();
+    } finally {
+      context.signal.removeEventListener('abort', endOnAbort);
+      clearInterval(keepalive);
+      clearTimeout(maxWait);
+    }
+  }
+
+  async ack(request: AckRequest) {
+    const [outcome] = await this.app.settlement.ack(request.workerId, [
+      { jobId: request.jobId, leaseToken: request.leaseToken, result: request.result },
+    ]);
+    if (!outcome!.ok) throw outcome!.error;
+    return {};
+  }
+
+  async ackBatch(request: AckBatchRequest) {
+    const outcomes = await this.app.settlement.ack(request.workerId, request.completions);
+    return { results: outcomes.map((outcome, i) => toSettlementResult(request.completions[i]!.jobId, outcome)) };
+  }
+
+  async fail(request: FailRequest) {
+    const [outcome] = await this.app.settlement.fail(request.workerId, [
+      { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error) },
+    ]);
+    if (!outcome!.ok) throw outcome!.error;
+    return { state: toProtoJobState(outcome!.job.state), nextRetryAt: toDate(outcome!.job.nextRetryAt) };
+  }
+
+  async failBatch(request: FailBatchRequest) {
+    const items = request.failures.map((f) => ({ jobId: f.jobId, leaseToken: f.leaseToken, report: toFailureReport(f.error) }));
+    const outcomes = await this.app.settlement.fail(request.workerId, items);
+    return { results: outcomes.map((outcome, i) => toSettlementResult(items[i]!.jobId, outcome)) };
+  }
+
+  async extendLease(request: ExtendLeaseRequest) {
+    const expiresAt = await this.app.settlement.extendLease(request.workerId, request.jobId, request.leaseToken);
+    return { leaseExpiresAt: toDate(expiresAt) };
+  }
+
+  /**
+   * Answers every beat, and pushes directives, cancellations and keepalives
+   * in between. The stream is bound to the worker of its first message.
+   */
+  async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
+    const outbox = new AsyncQueue<BeatResponse>();
+    const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
+    const push = (state: WorkerState, cancelledJobIds: string[], inReplyTo = 0): void => {
+      stream.state = state;
+      outbox.push({ state: toProtoWorkerState(state), serverTime: this.now(), cancelledJobIds, inReplyTo });
+    };
+    const keepalive = setInterval(() => {
+      if (stream.workerId !== '') push(stream.state, []);
+    }, this.app.context.settings.streamKeepaliveMs);
+    this.beatStreams.add(outbox);
+
+    const readBeats = async (): Promise<void> => {
+      for await (const request of requests) {
+        if (stream.workerId === '') {
+          stream.workerId = requireField('worker_id', request.workerId);
+          stream.detach = this.app.streams.attachBeat(stream.workerId, {
+            directed: (state) => push(state, []),
+            cancelled: (jobIds) => push(stream.state, jobIds),
+            removed: () => outbox.fail(workerNotFound(stream.workerId)),
+          });
+        } else if (request.workerId !== stream.workerId) {
+          throw invalidRequest('worker_id', 'must be the same on every message of a Beat stream');
+        }
+        const state = fromProtoWorkerState(request.state);
+        if (state === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
+        const outcome = await this.app.workers.beat({
+          workerId: stream.workerId,
+          state,
+          sequence: request.sequence,
+          activeJobIds: request.activeJobIds,
+        });
+        push(outcome.desiredState, outcome.cancelledJobIds, request.sequence);
+      }
+      outbox.end();
+    };
+    readBeats().catch((error: unknown) => outbox.fail(error));
+    try {
+      yield* outbox;
+    } finally {
+      clearInterval(keepalive);
+      stream.detach();
+      this.beatStreams.delete(outbox);
+      if (!context.signal.aborted) outbox.end();
+    }
+  }
+
+  private now(): Date {
+    return new Date(this.app.context.clock.now());
+  }
+}
+
+function toSettlementResult(jobId: string, outcome: SettlementOutcome): SettlementResult {
+  if (outcome.ok) {
+    return {
+      jobId,
+      ok: true,
+      errorCode: '',
+      errorMessage: '',
+      state: toProtoJobState(outcome.job.state),
+      nextRetryAt: toDate(outcome.job.nextRetryAt),
+    };
+  }
+  const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
+  return { jobId, ok: false, errorCode: error.code, errorMessage: error.message, state: 0, nextRetryAt: undefined };
+}
+
+function shuttingDown(): ServerError {
+  return new ServerError(Status.UNAVAILABLE, 'server is shutting down; reconnect to another replica');
+}

@@ -1,0 +1,422 @@
+import { OjsError } from '../../src/domain/errors';
+import type { JobStore } from '../../src/store/job-store';
+import { StoreHarness, T0, VISIBILITY_MS } from './store-harness';
+
+export interface StoreFactory {
+  /** A fresh, empty store. */
+  create(): Promise<JobStore>;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<OjsError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof OjsError) return error;
+    throw error;
+  }
+  throw new Error('expected an OjsError');
+}
+
+/**
+ * The behaviour every JobStore must have. It runs unchanged against each
+ * implementation; time is always passed in, so nothing here waits.
+ */
+export function describeJobStoreContract(name: string, factory: StoreFactory): void {
+  describe(`${name} store contract`, () => {
+    let h: StoreHarness;
+
+    beforeEach(async () => {
+      h = new StoreHarness(await factory.create());
+    });
+    afterEach(async () => {
+      h.close();
+      await h.store.close();
+    });
+
+    describe('enqueue', () => {
+      it('stores jobs and returns them by id', async () => {
+        const [job] = await h.enqueue({ args: ['a', 1, { b: [true, null] }], meta: { tenant: 't1' } });
+        expect(await h.store.getJob(job!.id)).toEqual(job);
+        expect(await h.store.getJobs([job!.id, 'missing'])).toEqual([job, undefined]);
+      });
+
+      it('refuses a batch containing a taken id and stores none of it', async () => {
+        const [taken] = await h.enqueue({});
+        const fresh = h.job();
+        const error = await refusal(h.store.enqueue([fresh, { ...h.job(), id: taken!.id }]));
+        expect(error.code).toBe('duplicate');
+        expect(await h.store.getJob(fresh.id)).toBeUndefined();
+      });
+
+      it('signals how many jobs became available per queue', async () => {
+        await h.enqueue({ queue: 'q1' }, { queue: 'q1' }, { queue: 'q2' });
+        await h.waitForSignal('jobsAvailable', (s) => s.queue === 'q2');
+        const counts = new Map<string, number>();
+        for (const s of h.signalsOf('jobsAvailable')) counts.set(s.queue, (counts.get(s.queue) ?? 0) + s.count);
+        expect(Object.fromEntries(counts)).toEqual({ q1: 2, q2: 1 });
+      });
+    });
+
+    describe('claim', () => {
+      it('takes queues in the order given, then higher priority first, then FIFO', async () => {
+        const worker = await h.register({ queues: ['low', 'high'] });
+        const [l1, h1, h2, h3, l2] = await h.enqueue(
+          { queue: 'low' },
+          { queue: 'high', priority: 0 },
+          { queue: 'high', priority: 5 },
+          { queue: 'high', priority: 0 },
+          { queue: 'low', priority: -1 },
+        );
+        const { jobs } = await h.claim(worker.workerId, ['high', 'low'], 10);
+        expect(jobs.map((j) => j.id)).toEqual([h2, h1, h3, l1, l2].map((j) => j!.id));
+      });
+
+      it('makes claimed jobs active with an attempt, a start time and a lease of the worker', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({});
+        const { jobs, isRunning } = await h.claim(worker.workerId, ['default'], 1, T0 + 5);
+        expect(isRunning).toBe(true);
+        expect(jobs[0]).toMatchObject({
+          id: job!.id,
+          state: 'active',
+          attempt: 1,
+          startedAt: T0 + 5,
+          lease: { workerId: worker.workerId, expiresAt: T0 + 5 + VISIBILITY_MS, isConfirmed: false },
+        });
+        expect(jobs[0]!.lease!.token).not.toBe('');
+        expect(await h.state(job!.id)).toBe('active');
+      });
+
+      it('never reserves more than the worker concurrency', async () => {
+        const worker = await h.register({ concurrency: 2 });
+        await h.enqueue({}, {}, {}, {});
+        const first = await h.claim(worker.workerId, ['default'], 10);
+        expect(first.jobs).toHaveLength(2);
+        expect(first.freeCapacity).toBe(0);
+        expect((await h.claim(worker.workerId, ['default'], 10)).jobs).toHaveLength(0);
+      });
+
+      it('never hands the same job to two concurrent claims', async () => {
+        const workers = await Promise.all(Array.from({ length: 8 }, () => h.register({ concurrency: 50 })));
+        const jobs = await h.enqueue(...Array.from({ length: 200 }, () => ({})));
+        const results = await Promise.all(workers.flatMap((w) => [h.claim(w.workerId, ['default'], 15), h.claim(w.workerId, ['default'], 15)]));
+        const claimed = results.flatMap((r) => r.jobs.map((j) => j.id));
+        expect(new Set(claimed).size).toBe(claimed.length);
+        expect(claimed.length).toBe(Math.min(jobs.length, 8 * 30));
+      });
+
+      it('claims nothing for a worker that is not running', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        await h.store.directWorkers({ target: { workerId: worker.workerId }, state: 'quiet' });
+        expect(await h.claim(worker.workerId, ['default'])).toMatchObject({ isRunning: false, jobs: [] });
+      });
+
+      it('refuses an unknown worker', async () => {
+        expect((await refusal(h.claim('nobody', ['default']))).code).toBe('not_found');
+      });
+
+      it('discards jobs found past their expires_at instead of claiming them', async () => {
+        const worker = await h.register();
+        const [expired, fresh] = await h.enqueue({ expiresAt: T0 + 10 }, {});
+        const { jobs, transitions } = await h.claim(worker.workerId, ['default'], 10, T0 + 10);
+        expect(jobs.map((j) => j.id)).toEqual([fresh!.id]);
+        expect(transitions).toEqual([expect.objectContaining({ jobId: expired!.id, from: 'available', to: 'discarded' })]);
+        expect(await h.store.getJob(expired!.id)).toMatchObject({ state: 'discarded', error: { type: 'expired' } });
+      });
+
+      it('gives a new lease only the confirmation window until the worker confirms it', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
+        expect(claimed!.lease).toMatchObject({ expiresAt: T0 + 3_000, isConfirmed: false });
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now: T0 + 1_000 });
+        expect((await h.store.getJob(claimed!.id))!.lease).toMatchObject({ expiresAt: T0 + 1_000 + VISIBILITY_MS, isConfirmed: true });
+      });
+
+      it('releases a lapsed unconfirmed delivery only if its worker beat since the claim', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
+        const leases = [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }];
+        const release = (now: number) => h.store.releaseUndelivered({ leases, now, requireUnconfirmedLapse: true });
+        expect(await release(T0 + 2_999)).toEqual([]);
+        expect(await release(T0 + 3_000)).toEqual([]);
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [], now: T0 + 1_000 });
+        expect(await release(T0 + 3_000)).toEqual([expect.objectContaining({ jobId: claimed!.id, to: 'available' })]);
+        expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'available', attempt: 0, errors: [] });
+      });
+
+      it('never releases a confirmed delivery as undelivered', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now: T0 + 1 });
+        const leases = [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }];
+        expect(await h.store.releaseUndelivered({ leases, now: T0 + 10 * VISIBILITY_MS, requireUnconfirmedLapse: true })).toEqual([]);
+      });
+
+      it('undoes the claim of jobs that could not be delivered', async () => {
+        const worker = await h.register({ concurrency: 1 });
+        const [job] = await h.enqueue({});
+        const { jobs } = await h.claim(worker.workerId, ['default']);
+        const released = await h.store.releaseUndelivered({ leases: [{ jobId: job!.id, leaseToken: jobs[0]!.lease!.token }], now: T0, requireUnconfirmedLapse: false });
+        expect(released).toEqual([expect.objectContaining({ jobId: job!.id, from: 'active', to: 'available', workerId: worker.workerId })]);
+        expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', attempt: 0, lease: undefined });
+        expect((await h.claim(worker.workerId, ['default'])).jobs.map((j) => j.id)).toEqual([job!.id]);
+      });
+    });
+
+    describe('ack and fail', () => {
+      it('completes a held job with its result and frees capacity', async () => {
+        const worker = await h.register({ concurrency: 1 });
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const [outcome] = await h.store.ack({
+          workerId: worker.workerId,
+          items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, result: { sent: 3 } }],
+          now: T0 + 7,
+        });
+        expect(outcome).toMatchObject({ ok: true, job: { state: 'completed', completedAt: T0 + 7, result: { sent: 3 } } });
+        await h.waitForSignal('capacityFreed', (s) => s.workerId === worker.workerId);
+        expect((await h.store.getWorker(worker.workerId))!.heldJobs).toEqual([]);
+      });
+
+      it('refuses settlement by another worker, with a stale token, or of a job that is not active', async () => {
+        const [owner, other] = [await h.register(), await h.register()];
+        await h.enqueue({});
+        const [claimed] = (await h.claim(owner.workerId, ['default'])).jobs;
+        const token = claimed!.lease!.token;
+        const attempts = await h.store.ack({
+          workerId: other.workerId,
+          items: [
+            { jobId: claimed!.id, leaseToken: token },
+            { jobId: 'missing', leaseToken: token },
+          ],
+          now: T0,
+        });
+        expect(attempts.map((a) => (a.ok ? 'ok' : (a.error as OjsError).code))).toEqual(['invalid_state', 'not_found']);
+        const [stale] = await h.store.ack({ workerId: owner.workerId, items: [{ jobId: claimed!.id, leaseToken: `${token}x` }], now: T0 });
+        expect(stale).toMatchObject({ ok: false, error: { metadata: { lease_problem: 'stale_lease' } } });
+        await h.store.ack({ workerId: owner.workerId, items: [{ jobId: claimed!.id, leaseToken: token }], now: T0 });
+        const [again] = await h.store.ack({ workerId: owner.workerId, items: [{ jobId: claimed!.id, leaseToken: token }], now: T0 });
+        expect(again).toMatchObject({ ok: false, error: { metadata: { lease_problem: 'not_active' } } });
+      });
+
+      it('applies a retry outcome, then makes the job available when its backoff elapses', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: 'no' }, T0 + 10);
+        const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 + 10 });
+        expect(failed).toMatchObject({
+          ok: true,
+          job: { state: 'retryable', nextRetryAt: T0 + 1_010, error: { type: 'Boom', attempt: 1 }, errors: [{ type: 'Boom' }] },
+        });
+        expect(await h.store.promoteDue(T0 + 1_009, 100)).toEqual([]);
+        expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual([expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' })]);
+        const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2_000)).jobs;
+        expect(second).toMatchObject({ id: claimed!.id, attempt: 2, errors: [{ type: 'Boom' }] });
+      });
+
+      it('applies a discard outcome with the dead letter mark', async () => {
+        const worker = await h.register();
+        await h.enqueue({ retry: { maxAttempts: 1, onExhaustion: 'dead_letter' } });
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
+        const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 });
+        expect(failed).toMatchObject({ ok: true, job: { state: 'discarded', deadLetter: true, completedAt: T0 } });
+      });
+
+      it('extends a held lease from now, and refuses a stale token', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const params = { workerId: worker.workerId, jobId: claimed!.id, leaseToken: claimed!.lease!.token, now: T0 + 30_000 };
+        expect(await h.store.extendLease(params)).toBe(T0 + 30_000 + VISIBILITY_MS);
+        expect((await refusal(h.store.extendLease({ ...params, leaseToken: 'old' }))).code).toBe('invalid_state');
+      });
+    });
+
+    describe('manual transitions', () => {
+      it('cancels waiting jobs, is idempotent on cancelled ones, and refuses finished ones', async () => {
+        const [available, scheduled] = await h.enqueue({}, { scheduledAt: T0 + 60_000 });
+        const [pending] = [h.job({}, { pending: true })];
+        await h.store.enqueue([pending!]);
+        for (const job of [available!, scheduled!, pending!]) {
+          expect((await h.store.cancel(job.id, T0 + 1)).job).toMatchObject({ state: 'cancelled', completedAt: T0 + 1 });
+        }
+        expect((await h.store.cancel(available!.id, T0 + 2)).job.state).toBe('cancelled');
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }], now: T0 });
+        expect((await refusal(h.store.cancel(claimed!.id, T0))).code).toBe('invalid_state');
+        expect((await refusal(h.store.cancel('missing', T0))).code).toBe('not_found');
+      });
+
+      it('cancels an active job, frees the worker and tells it', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const change = await h.store.cancel(claimed!.id, T0);
+        expect(change).toMatchObject({ from: 'active', workerId: worker.workerId, job: { state: 'cancelled' } });
+        expect(await h.waitForSignal('jobsCancelled', (s) => s.workerId === worker.workerId)).toMatchObject({ jobIds: [claimed!.id] });
+        expect((await h.store.getWorker(worker.workerId))!.heldJobs).toEqual([]);
+        const [late] = await h.store.ack({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }], now: T0 });
+        expect(late).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+      });
+
+      it('activates only pending jobs', async () => {
+        const pending = h.job({}, { pending: true });
+        const [available] = await h.enqueue({});
+        await h.store.enqueue([pending]);
+        expect(await h.store.activate(pending.id, T0 + 3)).toMatchObject({ from: 'pending', job: { state: 'available', enqueuedAt: T0 + 3 } });
+        expect((await refusal(h.store.activate(available!.id, T0))).code).toBe('invalid_state');
+      });
+
+      it('retries only discarded jobs, resetting attempts and errors', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({ retry: { maxAttempts: 1 } });
+        expect((await refusal(h.store.retry(job!.id, T0))).code).toBe('invalid_state');
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
+        await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 });
+        const retried = await h.store.retry(job!.id, T0 + 5);
+        expect(retried).toMatchObject({ from: 'discarded', job: { state: 'available', attempt: 0, errors: [], error: undefined } });
+      });
+    });
+
+    describe('time-driven changes', () => {
+      it('promotes scheduled jobs when their time comes', async () => {
+        const [job] = await h.enqueue({ scheduledAt: T0 + 1_000 });
+        expect(await h.store.promoteDue(T0 + 999, 100)).toEqual([]);
+        expect(await h.store.promoteDue(T0 + 1_000, 100)).toEqual([expect.objectContaining({ jobId: job!.id, from: 'scheduled', to: 'available' })]);
+        expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', enqueuedAt: T0 + 1_000 });
+      });
+
+      it('discards waiting jobs whose expires_at passed', async () => {
+        const [scheduled, available] = await h.enqueue({ scheduledAt: T0 + 5_000, expiresAt: T0 + 1_000 }, { expiresAt: T0 + 1_000 });
+        const transitions = await h.store.promoteDue(T0 + 1_000, 100);
+        expect(transitions.map((t) => [t.jobId, t.to])).toEqual(
+          expect.arrayContaining([
+            [scheduled!.id, 'discarded'],
+            [available!.id, 'discarded'],
+          ]),
+        );
+      });
+
+      it('finds expired leases and recovers each exactly once', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        expect(await h.store.findExpiredLeases(T0 + VISIBILITY_MS - 1, 10)).toEqual([]);
+        const [expired] = await h.store.findExpiredLeases(T0 + VISIBILITY_MS, 10);
+        expect(expired!.id).toBe(claimed!.id);
+        const item = {
+          jobId: claimed!.id,
+          leaseToken: claimed!.lease!.token,
+          requireExpired: true,
+          outcome: h.outcome(expired!, { type: 'visibility_timeout', message: '' }, T0 + VISIBILITY_MS),
+        };
+        const now = T0 + VISIBILITY_MS;
+        expect(await h.store.recover({ items: [item], now })).toEqual([expect.objectContaining({ to: 'retryable', workerId: worker.workerId })]);
+        expect(await h.store.recover({ items: [item], now })).toEqual([]);
+        expect(await h.store.findExpiredLeases(now, 10)).toEqual([]);
+      });
+
+      it('does not recover a lease that was renewed after it was found', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const now = T0 + VISIBILITY_MS;
+        const [expired] = await h.store.findExpiredLeases(now, 10);
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now });
+        const outcome = h.outcome(expired!, { type: 'visibility_timeout', message: '' }, now);
+        expect(await h.store.recover({ items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, requireExpired: true, outcome }], now })).toEqual([]);
+        expect(await h.state(claimed!.id)).toBe('active');
+      });
+    });
+
+    describe('workers', () => {
+      it('refuses a second registration of a registered id', async () => {
+        const worker = await h.register();
+        expect((await refusal(h.register({ workerId: worker.workerId }))).code).toBe('duplicate');
+      });
+
+      it('records beats: liveness, reported state, renewed leases and cancelled jobs', async () => {
+        const worker = await h.register();
+        await h.enqueue({}, {});
+        const [a, b] = (await h.claim(worker.workerId, ['default'])).jobs;
+        await h.store.cancel(b!.id, T0);
+        const outcome = await h.store.recordBeat({ workerId: worker.workerId, state: 'quiet', sequence: 1, activeJobIds: [a!.id, b!.id], now: T0 + 500 });
+        expect(outcome).toEqual({ desiredState: 'quiet', isFresh: true, cancelledJobIds: [b!.id], stateChange: { from: 'running', to: 'quiet' } });
+        expect((await h.store.getJob(a!.id))!.lease!.expiresAt).toBe(T0 + 500 + VISIBILITY_MS);
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 500, state: 'quiet', reportedJobIds: [a!.id, b!.id] });
+      });
+
+      it('ignores a beat whose sequence is not above the last one', async () => {
+        const worker = await h.register();
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 5, activeJobIds: [], now: T0 + 1 });
+        const late = await h.store.recordBeat({ workerId: worker.workerId, state: 'quiet', sequence: 4, activeJobIds: [], now: T0 + 2 });
+        expect(late).toMatchObject({ isFresh: false, desiredState: 'running' });
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 1, state: 'running' });
+      });
+
+      it('never lets a reported state move a worker backward from terminate', async () => {
+        const worker = await h.register();
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'terminate', sequence: 1, activeJobIds: [], now: T0 });
+        const outcome = await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 2, activeJobIds: [], now: T0 });
+        expect(outcome.desiredState).toBe('terminate');
+      });
+
+      it('directs workers by id, label or queue, skipping terminating ones matched by selector', async () => {
+        const canary = await h.register({ labels: ['canary'], queues: ['emails'] });
+        const stable = await h.register({ labels: ['stable'], queues: ['emails', 'default'] });
+        const leaving = await h.register({ labels: ['canary'] });
+        await h.store.directWorkers({ target: { workerId: leaving.workerId }, state: 'terminate' });
+        expect(await h.store.directWorkers({ target: { label: 'canary' }, state: 'quiet' })).toEqual({ workerIds: [canary.workerId] });
+        expect((await h.store.directWorkers({ target: { queue: 'emails' }, state: 'terminate' })).workerIds.sort()).toEqual(
+          [canary.workerId, stable.workerId].sort(),
+        );
+        expect((await refusal(h.store.directWorkers({ target: { workerId: leaving.workerId }, state: 'running' }))).code).toBe('invalid_state');
+        await h.waitForSignal('workerDirected', (s) => s.workerId === stable.workerId && s.state === 'terminate');
+      });
+
+      it('finds silent workers and removes them with their jobs, unless they beat meanwhile', async () => {
+        const worker = await h.register({}, T0);
+        await h.enqueue({});
+        const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const [silent] = await h.store.findSilentWorkers(T0 + 1, 10);
+        expect(silent!.heldJobs.map((j) => j.id)).toEqual([held!.id]);
+        const recoveries = [{ jobId: held!.id, leaseToken: held!.lease!.token, outcome: h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 1, true) }];
+        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [held!.id], now: T0 + 1 });
+        expect((await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0, recoveries, now: T0 + 1 })).removed).toBe(false);
+        const removal = await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 1, recoveries, now: T0 + 2 });
+        expect(removal.removed).toBe(true);
+        expect(removal.transitions).toEqual([expect.objectContaining({ jobId: held!.id, from: 'active', to: 'available' })]);
+        expect(await h.store.getJob(held!.id)).toMatchObject({ state: 'available', error: { type: 'worker_death' } });
+        expect(await h.store.getWorker(worker.workerId)).toBeUndefined();
+        await h.waitForSignal('workerRemoved', (s) => s.workerId === worker.workerId);
+      });
+
+      it('refuses to remove a worker holding a job the removal does not cover', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        await h.claim(worker.workerId, ['default']);
+        expect((await h.store.removeWorker({ workerId: worker.workerId, recoveries: [], now: T0 })).removed).toBe(false);
+      });
+    });
+
+    it('counts jobs per queue and state', async () => {
+      const worker = await h.register();
+      await h.enqueue({ queue: 'default' }, { queue: 'default' }, { queue: 'other', scheduledAt: T0 + 1_000 });
+      await h.claim(worker.workerId, ['default'], 1);
+      const counts = await h.store.queueCounts();
+      expect(counts).toEqual([
+        expect.objectContaining({ queue: 'default', available: 1, active: 1, scheduled: 0 }),
+        expect.objectContaining({ queue: 'other', scheduled: 1, available: 0 }),
+      ]);
+    });
+  });
+}

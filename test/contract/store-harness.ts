@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
+import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
+import type { Job } from '../../src/domain/job';
+import type { FailureReport } from '../../src/domain/job-error';
+import { buildJob, type JobSubmission } from '../../src/domain/job-submission';
+import type { Worker, WorkerRegistration } from '../../src/domain/worker';
+import type { JobStore } from '../../src/store/job-store';
+import type { StoreSignal } from '../../src/store/store-signal';
+
+export const T0 = Date.parse('2026-01-01T00:00:00Z');
+export const VISIBILITY_MS = 60_000;
+
+/** A store under test, plus the helpers the contract tests share. */
+export class StoreHarness {
+  readonly signals: StoreSignal[] = [];
+  private readonly waiters: { predicate: (s: StoreSignal) => boolean; resolve: (s: StoreSignal) => void }[] = [];
+  private readonly unsubscribe: () => void;
+
+  constructor(readonly store: JobStore) {
+    this.unsubscribe = store.subscribe((signal) => {
+      this.signals.push(signal);
+      for (const waiter of [...this.waiters]) {
+        if (!waiter.predicate(signal)) continue;
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        waiter.resolve(signal);
+      }
+    });
+  }
+
+  /**
+   * Resolves with the first signal (already received, or still to come) that
+   * matches. A shared store delivers signals asynchronously, so tests wait
+   * for them instead of expecting them synchronously.
+   */
+  waitForSignal<K extends StoreSignal['kind']>(
+    kind: K,
+    predicate: (signal: Extract<StoreSignal, { kind: K }>) => boolean = () => true,
+  ): Promise<Extract<StoreSignal, { kind: K }>> {
+    const matches = (s: StoreSignal): boolean => s.kind === kind && predicate(s as Extract<StoreSignal, { kind: K }>);
+    const seen = this.signals.find(matches);
+    if (seen !== undefined) return Promise.resolve(seen as Extract<StoreSignal, { kind: K }>);
+    return new Promise((resolve) => {
+      this.waiters.push({ predicate: matches, resolve: resolve as (s: StoreSignal) => void });
+    });
+  }
+
+  /** A valid job, built by the domain as the application would. */
+  job(submission: Partial<JobSubmission> = {}, options: { now?: number; pending?: boolean } = {}): Job {
+    const violations: never[] = [];
+    const job = buildJob(
+      { type: 'contract.job', args: [], ...submission },
+      {
+        now: options.now ?? T0,
+        newId: () => uuidv7(),
+        defaults: { timeoutMs: 60_000, visibilityTimeoutMs: VISIBILITY_MS },
+        pending: options.pending ?? false,
+      },
+      'job',
+      violations,
+    );
+    if (violations.length > 0) throw new Error(JSON.stringify(violations));
+    return job;
+  }
+
+  async enqueue(...submissions: Partial<JobSubmission>[]): Promise<Job[]> {
+    const jobs = submissions.map((s) => this.job(s));
+    await this.store.enqueue(jobs);
+    return jobs;
+  }
+
+  async register(registration: Partial<WorkerRegistration> = {}, now = T0): Promise<Worker> {
+    const worker: Worker = {
+      workerId: `w-${randomUUID()}`,
+      hostname: 'host',
+      pid: 1,
+      queues: ['default'],
+      concurrency: 10,
+      labels: [],
+      ...registration,
+      registeredAt: now,
+      state: 'running',
+      lastBeatAt: now,
+      lastSequence: 0,
+      reportedJobIds: [],
+    };
+    await this.store.registerWorker(worker);
+    return worker;
+  }
+
+  /** Claims with a confirmation window longer than the visibility timeout unless one is given. */
+  claim(workerId: string, queues: string[], max = 100, now = T0, confirmWithinMs = 10 * VISIBILITY_MS) {
+    return this.store.claim({ workerId, queues, max, now, leaseNonce: randomUUID(), confirmWithinMs });
+  }
+
+  /** The outcome the domain would decide for a failure of the job's current attempt. */
+  outcome(job: Job, report: FailureReport, now: number, requeueAtOnce = false): FailureOutcome {
+    return decideFailure(job, report, { now, random: () => 0.5, requeueAtOnce });
+  }
+
+  async state(jobId: string): Promise<string | undefined> {
+    return (await this.store.getJob(jobId))?.state;
+  }
+
+  signalsOf<K extends StoreSignal['kind']>(kind: K): Extract<StoreSignal, { kind: K }>[] {
+    return this.signals.filter((s): s is Extract<StoreSignal, { kind: K }> => s.kind === kind);
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}

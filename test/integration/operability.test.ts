@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { HealthCheckResponse_ServingStatus } from 'nice-grpc-server-health/lib/proto/grpc/health/v1/health';
+import { TestServer, type Clients } from '../support/test-server';
+
+const run = promisify(execFile);
+const BUF = join(__dirname, '..', '..', 'node_modules', '.bin', 'buf');
+
+describe('operability', () => {
+  let server: TestServer;
+  let clients: Clients;
+
+  beforeAll(async () => {
+    server = await TestServer.start();
+    clients = server.connect();
+  });
+  afterAll(() => server.stop());
+
+  /** `buf curl` with no schema: everything it knows comes from server reflection. */
+  async function bufCurl(...args: string[]): Promise<string> {
+    const { stdout } = await run(BUF, ['curl', '--protocol', 'grpc', '--http2-prior-knowledge', ...args], { timeout: 15_000 });
+    return stdout;
+  }
+
+  it('reports SERVING on the standard health service, overall and per service', async () => {
+    expect((await clients.health.check({ service: '' })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    expect((await clients.health.check({ service: 'ojs.server.v1.WorkerService' })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const watch = clients.health.watch({ service: '' })[Symbol.asyncIterator]();
+    expect((await watch.next()).value).toMatchObject({ status: HealthCheckResponse_ServingStatus.SERVING });
+    await watch.return?.();
+  });
+
+  it.each(['grpc-v1', 'grpc-v1alpha'])('serves reflection that buf curl accepts over %s', async (protocol) => {
+    const url = `http://${server.address}`;
+    const services = await bufCurl('--reflect-protocol', protocol, '--list-services', url);
+    expect(services.split('\n').filter(Boolean).sort()).toEqual([
+      'grpc.health.v1.Health',
+      'grpc.reflection.v1.ServerReflection',
+      'grpc.reflection.v1alpha.ServerReflection',
+      'ojs.server.v1.JobService',
+      'ojs.server.v1.OperatorService',
+      'ojs.server.v1.WorkerService',
+    ]);
+    expect(await bufCurl('--reflect-protocol', protocol, '--list-methods', url)).toContain('ojs.server.v1.WorkerService/Beat');
+    const reply = JSON.parse(
+      await bufCurl('--reflect-protocol', protocol, '-d', '{"jobs":[{"type":"reflected.call","args":[1,"two",{"three":3}]}]}', `${url}/ojs.server.v1.JobService/Enqueue`),
+    ) as { jobs: { type: string; args: unknown[]; state: string }[] };
+    expect(reply.jobs[0]).toMatchObject({ type: 'reflected.call', args: [1, 'two', { three: 3 }], state: 'JOB_STATE_AVAILABLE' });
+  });
+});

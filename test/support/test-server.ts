@@ -1,0 +1,96 @@
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { createChannel, createClientFactory, type Channel } from 'nice-grpc';
+import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
+import { HealthDefinition } from 'nice-grpc-server-health';
+import type { ProtocolSettings } from '../../src/app/app-context';
+import type { Clock } from '../../src/domain/clock';
+import { systemClock } from '../../src/domain/clock';
+import { loadDescriptorSet } from '../../src/descriptor-set';
+import { startServer, type RunningServer } from '../../src/server';
+import type { JobStore } from '../../src/store/job-store';
+import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
+import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
+import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
+import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
+import { fixedJitterEntropy } from './fixed-entropy';
+import { RecordingLogger } from './silent-logger';
+
+export interface TestServerOptions {
+  clock?: Clock;
+  protocol?: Partial<ProtocolSettings>;
+  /** Run the background loops on timers (default: no; tests call runMaintenance()). */
+  runMaintenance?: boolean;
+  store?: () => JobStore;
+}
+
+/** Short but realistic protocol timings for tests. */
+export const TEST_PROTOCOL: ProtocolSettings = {
+  heartbeatIntervalMs: 1_000,
+  heartbeatTimeoutMs: 3_000,
+  visibilityTimeoutMs: 60_000,
+  jobTimeoutMs: 60_000,
+  streamKeepaliveMs: 60_000,
+};
+
+const clientFactory = createClientFactory().use(errorDetailsClientMiddleware);
+
+/** A real server on 127.0.0.1 with an ephemeral port, its clients, and its recorded spans. */
+export class TestServer {
+  private channels: Channel[] = [];
+
+  private constructor(
+    readonly server: RunningServer,
+    readonly spans: InMemorySpanExporter,
+    readonly logger: RecordingLogger,
+  ) {}
+
+  static async start(options: TestServerOptions = {}): Promise<TestServer> {
+    const spans = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+    const logger = new RecordingLogger();
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      store: (options.store ?? (() => new MemoryJobStore()))(),
+      clock: options.clock ?? systemClock,
+      entropy: fixedJitterEntropy,
+      tracer: provider.getTracer('test'),
+      logger,
+      protocol: { ...TEST_PROTOCOL, ...options.protocol },
+      maintenance: { promoteIntervalMs: 20, reapIntervalMs: 20 },
+      descriptorSet: loadDescriptorSet(),
+      serverVersion: 'test',
+      runMaintenance: options.runMaintenance ?? false,
+    });
+    return new TestServer(server, spans, logger);
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.server.port}`;
+  }
+
+  /** A fresh channel (one HTTP/2 connection) with clients for every service. */
+  connect() {
+    const channel = createChannel(this.address);
+    this.channels.push(channel);
+    return {
+      channel,
+      workers: clientFactory.create(WorkerServiceDefinition, channel),
+      jobs: clientFactory.create(JobServiceDefinition, channel),
+      operator: clientFactory.create(OperatorServiceDefinition, channel),
+      health: clientFactory.create(HealthDefinition, channel),
+    };
+  }
+
+  /** Runs every background task once, as the loops would. */
+  runMaintenance(): Promise<void> {
+    return this.server.maintenance.runOnce();
+  }
+
+  async stop(): Promise<void> {
+    for (const channel of this.channels) channel.close();
+    await this.server.stop(1_000);
+  }
+}
+
+export type Clients = ReturnType<TestServer['connect']>;

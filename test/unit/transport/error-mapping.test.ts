@@ -1,0 +1,41 @@
+import { Status } from 'nice-grpc';
+import { BadRequest, ErrorInfo } from 'nice-grpc-error-details';
+import { OjsError, type ErrorCode } from '../../../src/domain/errors';
+import { ERROR_DOMAIN, STATUS_BY_CODE, toClientError, toRichServerError } from '../../../src/transport/grpc/error-mapping';
+import { RecordingLogger } from '../../support/silent-logger';
+
+/** ojs-grpc-binding section 7.1. */
+const EXPECTED: Record<ErrorCode, Status> = {
+  invalid_request: Status.INVALID_ARGUMENT,
+  invalid_payload: Status.INVALID_ARGUMENT,
+  not_found: Status.NOT_FOUND,
+  duplicate: Status.ALREADY_EXISTS,
+  invalid_state: Status.FAILED_PRECONDITION,
+  unavailable: Status.UNAVAILABLE,
+  backend_error: Status.INTERNAL,
+};
+
+describe('mapping OJS errors to gRPC', () => {
+  it.each(Object.entries(EXPECTED) as [ErrorCode, Status][])('maps %s to gRPC status %i with ErrorInfo', (code, status) => {
+    expect(STATUS_BY_CODE[code]).toBe(status);
+    const error = toRichServerError(new OjsError(code, 'what happened', { metadata: { job_id: 'j1' } }));
+    expect(error.code).toBe(status);
+    expect(error.details).toBe('what happened');
+    const info = error.extra.find((d) => d.$type === ErrorInfo.$type) as ErrorInfo;
+    expect(info).toMatchObject({ reason: code, domain: ERROR_DOMAIN, metadata: { job_id: 'j1', retryable: String(code === 'unavailable') } });
+  });
+
+  it('adds a BadRequest detail listing the bad fields', () => {
+    const error = toRichServerError(new OjsError('invalid_payload', 'bad', { fieldViolations: [{ field: 'jobs[0].type', description: 'x' }] }));
+    const badRequest = error.extra.find((d) => d.$type === BadRequest.$type) as BadRequest;
+    expect(badRequest.fieldViolations).toEqual([expect.objectContaining({ field: 'jobs[0].type', description: 'x' })]);
+  });
+
+  it('reports an unexpected error as INTERNAL without its details, and logs it', () => {
+    const logger = new RecordingLogger();
+    const mapped = toClientError(new TypeError('secret internals'), '/svc/Method', logger) as { code: Status; details: string };
+    expect(mapped.code).toBe(Status.INTERNAL);
+    expect(mapped.details).toBe('internal error');
+    expect(logger.entries).toEqual([expect.objectContaining({ level: 'error', context: expect.objectContaining({ method: '/svc/Method' }) })]);
+  });
+});
