@@ -84,8 +84,8 @@ export class ConfigError extends Error {
 
 /** Usage text listing every setting, for --help and the README. */
 export function usage(): string {
-  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(24)} ${s.defaultValue.padEnd(7)} ${s.description}`);
-  return ['Usage: node dist/src/main.js [flags]', '', '  flag                   environment variable     default', ...rows].join('\n');
+  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(24)} ${s.defaultValue.padEnd(8)} ${s.description}`);
+  return ['Usage: node dist/src/main.js [flags]', '', '  flag                   environment variable     default  meaning', ...rows].join('\n');
 }
 
 /**

@@ -48,7 +48,7 @@ describe('Enqueue', () => {
       attempt: 7,
       createdAt: new Date('2000-01-01T00:00:00Z'),
       completedAt: new Date('2000-01-01T00:00:00Z'),
-      errors: [{ type: 'Forged', message: '', backtrace: [], code: 0, details: undefined, attempt: 1, occurredAt: undefined }],
+      errors: [{ type: 'Forged', attempt: 1 }],
       result: 'forged',
       workerId: 'someone',
       deadLetter: true,
@@ -67,7 +67,7 @@ describe('Enqueue', () => {
   it('refuses bad input with INVALID_ARGUMENT, naming every bad field', async () => {
     const failure = await rpcError(
       clients.jobs.enqueue({
-        jobs: [jobSpec(), jobSpec({ type: 'Bad Type', queue: 'UPPER', priority: 5000, retry: { maxInterval: 'five minutes', nonRetryableErrors: [], onExhaustion: 0 } })],
+        jobs: [jobSpec(), jobSpec({ type: 'Bad Type', queue: 'UPPER', priority: 5000, retry: { maxInterval: 'five minutes' } })],
       }),
     );
     expect(failure).toMatchObject({ code: Status.INVALID_ARGUMENT, reason: 'invalid_payload', domain: 'openjobspec.org' });

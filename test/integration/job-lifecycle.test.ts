@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Status } from 'nice-grpc';
-import { HandlerCode, JobState, OnExhaustion, type Job } from '../../gen/ojs/server/v1/job';
+import { HandlerCode, JobState, OnExhaustion, type DeepPartial, type Job } from '../../gen/ojs/server/v1/job';
 import type { Delivery, FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { enqueueOne, getJob } from '../support/jobs';
 import { ManualClock } from '../support/manual-clock';
@@ -27,7 +27,7 @@ describe('the job lifecycle', () => {
   });
   afterAll(() => server.stop());
 
-  async function workerFor(job: Partial<Job> = {}) {
+  async function workerFor(job: DeepPartial<Job> = {}) {
     const queue = `q-${randomUUID().slice(0, 8)}`;
     const worker = await TestWorker.register(clients, { queues: [queue] });
     const fetch = worker.openFetch();
@@ -118,7 +118,7 @@ describe('the job lifecycle', () => {
   });
 
   it('revives a discarded job with RetryJob, resetting attempts and errors', async () => {
-    const { worker, fetch, job } = await workerFor({ retry: { maxAttempts: 1, nonRetryableErrors: [], onExhaustion: 0 } });
+    const { worker, fetch, job } = await workerFor({ retry: { maxAttempts: 1 } });
     await worker.fail(await nextDelivery(fetch), { type: 'Boom' });
     const { job: revived } = await clients.jobs.retryJob({ jobId: job.id });
     expect(revived).toMatchObject({ state: S.JOB_STATE_AVAILABLE, attempt: 0, errors: [] });

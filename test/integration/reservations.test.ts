@@ -59,7 +59,7 @@ describe('reservations and leases', () => {
   });
 
   it('discards a job whose visibility timeout lapses on its last attempt', async () => {
-    const { job } = await setUp({ retry: { maxAttempts: 1, nonRetryableErrors: [], onExhaustion: 0 } });
+    const { job } = await setUp({ retry: { maxAttempts: 1 } });
     clock.advance(TEST_PROTOCOL.visibilityTimeoutMs);
     await server.runMaintenance();
     expect(await getJob(clients, job.id)).toMatchObject({ state: JobState.JOB_STATE_DISCARDED, errors: [{ type: 'visibility_timeout' }] });
@@ -121,8 +121,8 @@ describe('reservations and leases', () => {
       workerId: worker.workerId,
       completions: [
         { jobId: delivery.job!.id, leaseToken: delivery.leaseToken, result: 42 },
-        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken, result: undefined },
-        { jobId: 'missing', leaseToken: 'x', result: undefined },
+        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken },
+        { jobId: 'missing', leaseToken: 'x' },
       ],
     });
     expect(acked.results.map((r) => [r.ok, r.errorCode, r.state])).toEqual([
@@ -133,8 +133,8 @@ describe('reservations and leases', () => {
     const failures = await clients.workers.failBatch({
       workerId: failed.worker.workerId,
       failures: [
-        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken, error: { type: 'Boom', message: 'x', backtrace: [], code: 0, details: undefined, attempt: 0, occurredAt: undefined } },
-        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken, error: undefined },
+        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken, error: { type: 'Boom', message: 'x' } },
+        { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken },
       ],
     });
     expect(failures.results.map((r) => [r.ok, r.errorCode, r.state])).toEqual([

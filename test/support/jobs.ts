@@ -1,44 +1,17 @@
-import type { Job } from '../../gen/ojs/server/v1/job';
+import { Job, type DeepPartial } from '../../gen/ojs/server/v1/job';
 import type { Clients } from './test-server';
 
-/** A job envelope with only what a producer sets; the rest takes defaults. */
-export function jobSpec(overrides: Partial<Job> = {}): Job {
-  return {
-    specversion: '',
-    id: '',
-    type: 'test.job',
-    queue: 'default',
-    args: [],
-    meta: undefined,
-    priority: 0,
-    timeout: 0,
-    scheduledAt: undefined,
-    expiresAt: undefined,
-    retry: undefined,
-    visibilityTimeout: 0,
-    schema: '',
-    state: 0,
-    attempt: 0,
-    createdAt: undefined,
-    enqueuedAt: undefined,
-    startedAt: undefined,
-    completedAt: undefined,
-    error: undefined,
-    errors: [],
-    result: undefined,
-    nextRetryAt: undefined,
-    workerId: '',
-    deadLetter: false,
-    ...overrides,
-  };
+/** A job envelope with only what a producer sets; every other field takes its proto default. */
+export function jobSpec(overrides: DeepPartial<Job> = {}): Job {
+  return Job.fromPartial({ type: 'test.job', ...overrides });
 }
 
-export async function enqueue(clients: Clients, ...jobs: Partial<Job>[]): Promise<Job[]> {
+export async function enqueue(clients: Clients, ...jobs: DeepPartial<Job>[]): Promise<Job[]> {
   const response = await clients.jobs.enqueue({ jobs: jobs.map(jobSpec) });
   return response.jobs;
 }
 
-export async function enqueueOne(clients: Clients, job: Partial<Job> = {}): Promise<Job> {
+export async function enqueueOne(clients: Clients, job: DeepPartial<Job> = {}): Promise<Job> {
   const [stored] = await enqueue(clients, job);
   return stored!;
 }

@@ -66,7 +66,7 @@ export class TestWorker {
       workerId: this.workerId,
       jobId: delivery.job!.id,
       leaseToken: delivery.leaseToken,
-      error: { type: error.type, message: error.message ?? 'failed', backtrace: [], code: error.code ?? 0, details: undefined, attempt: 0, occurredAt: undefined },
+      error: { type: error.type, message: error.message ?? 'failed', code: error.code ?? 0 },
     });
   }
 }
