@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     tracer: telemetry.tracer,
     logger,
     protocol: config.protocol,
+    retention: config.retention,
     maintenance: config.maintenance,
     descriptorSet: loadDescriptorSet(),
     serverVersion: SERVER_VERSION,

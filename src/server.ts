@@ -4,6 +4,7 @@ import { createApplication, type Application } from './app/application';
 import type { Entropy, Logger } from './app/ports';
 import { Maintenance, type MaintenanceIntervals } from './background/maintenance';
 import type { Clock } from './domain/clock';
+import type { RetentionPolicy } from './domain/retention';
 import type { JobStore } from './store/job-store';
 import { OtelTransitionRecorder } from './telemetry/otel-transition-recorder';
 import { startGrpcServer, type GrpcServer } from './transport/grpc/grpc-server';
@@ -17,6 +18,7 @@ export interface ServerOptions {
   tracer: Tracer;
   logger: Logger;
   protocol: ProtocolSettings;
+  retention: RetentionPolicy;
   maintenance: MaintenanceIntervals;
   descriptorSet: Uint8Array;
   serverVersion: string;
@@ -39,6 +41,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store: options.store,
     clock: options.clock,
     settings: options.protocol,
+    retention: options.retention,
     entropy: options.entropy,
     telemetry: new OtelTransitionRecorder(options.tracer),
     logger: options.logger,

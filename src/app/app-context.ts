@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock';
+import type { RetentionPolicy } from '../domain/retention';
 import type { JobStore } from '../store/job-store';
 import type { Entropy, Logger, TransitionRecorder } from './ports';
 
@@ -19,6 +20,7 @@ export interface AppContext {
   store: JobStore;
   clock: Clock;
   settings: ProtocolSettings;
+  retention: RetentionPolicy;
   entropy: Entropy;
   telemetry: TransitionRecorder;
   logger: Logger;

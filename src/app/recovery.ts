@@ -6,6 +6,8 @@ import type { AppContext } from './app-context';
 
 /** How many jobs or workers one background pass handles at most. */
 export const RECOVERY_BATCH = 500;
+const PRUNE_BATCH = 5_000;
+const PRUNE_BATCHES_PER_PASS = 20;
 
 /**
  * The server-side safety nets: promoting jobs whose time has come, reclaiming
@@ -62,6 +64,17 @@ export class Recovery {
     return released.length + transitions.length;
   }
 
+  /** Removes finished jobs past their retention (drains up to a bounded number of batches). */
+  async pruneTerminal(): Promise<number> {
+    let pruned = 0;
+    for (let batch = 0; batch < PRUNE_BATCHES_PER_PASS; batch++) {
+      const count = await this.ctx.store.pruneTerminal(this.ctx.clock.now(), this.ctx.retention, PRUNE_BATCH);
+      pruned += count;
+      if (count < PRUNE_BATCH) break;
+    }
+    return pruned;
+  }
+
   /** Workers silent for longer than the heartbeat timeout are dead (worker-protocol 10). */
   async removeDeadWorkers(): Promise<number> {
     const { ctx } = this;
@@ -88,11 +101,12 @@ export class Recovery {
       reason === 'dead'
         ? { type: SERVER_ERROR_TYPES.workerDeath, message: `worker ${worker.workerId} stopped sending heartbeats` }
         : { type: SERVER_ERROR_TYPES.shutdown, message: `worker ${worker.workerId} deregistered while holding the job` };
-    const recoveries = snapshot.heldJobs.map((job) => ({
-      jobId: job.id,
-      leaseToken: job.lease!.token,
-      outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }),
-    }));
+    const held = await ctx.store.getJobs(snapshot.heldJobIds);
+    const recoveries = held.flatMap((job) =>
+      job?.lease === undefined
+        ? []
+        : [{ jobId: job.id, leaseToken: job.lease.token, outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }) }],
+    );
     const outcome = await ctx.store.removeWorker({
       workerId: worker.workerId,
       ...(reason === 'dead' ? { ifLastBeatAt: worker.lastBeatAt } : {}),

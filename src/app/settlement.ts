@@ -3,7 +3,6 @@ import { decideFailure, type FailureOutcome } from '../domain/failure';
 import type { JsonValue } from '../domain/json';
 import type { FailureReport } from '../domain/job-error';
 import { leaseProblem } from '../domain/lease';
-import { transitionOf } from '../domain/transition';
 import type { SettlementOutcome } from '../store/job-store';
 import { requireField } from './require-field';
 import type { AppContext } from './app-context';
@@ -30,7 +29,7 @@ export class Settlement {
   async ack(workerId: string, completions: readonly Completion[]): Promise<SettlementOutcome[]> {
     requireField('worker_id', workerId);
     const outcomes = await this.ctx.store.ack({ workerId, items: completions, now: this.ctx.clock.now() });
-    this.record(outcomes, workerId);
+    this.record(outcomes);
     return outcomes;
   }
 
@@ -64,7 +63,7 @@ export class Settlement {
       });
     }
     const all = outcomes as SettlementOutcome[];
-    this.record(all, workerId);
+    this.record(all);
     return all;
   }
 
@@ -73,9 +72,9 @@ export class Settlement {
     return this.ctx.store.extendLease({ workerId, jobId, leaseToken, now: this.ctx.clock.now() });
   }
 
-  private record(outcomes: readonly SettlementOutcome[], workerId: string): void {
+  private record(outcomes: readonly SettlementOutcome[]): void {
     const transitions = [];
-    for (const outcome of outcomes) if (outcome.ok) transitions.push(transitionOf(outcome.job, 'active', workerId));
+    for (const outcome of outcomes) if (outcome.ok) transitions.push(outcome.transition);
     if (transitions.length > 0) this.ctx.telemetry.jobTransitions(transitions);
   }
 }

@@ -1,14 +1,9 @@
 import { OjsError, workerNotFound, type FieldViolation } from '../domain/errors';
-import {
-  normalizeRegistration,
-  type Worker,
-  type WorkerRegistration,
-  type WorkerState,
-} from '../domain/worker';
-import type { BeatOutcome, WorkerSnapshot, WorkerTarget } from '../store/job-store';
-import { requireField } from './require-field';
+import { afterDirective, afterReport, normalizeRegistration, type Worker, type WorkerRegistration, type WorkerState } from '../domain/worker';
+import type { BeatOutcome, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
 import type { Recovery } from './recovery';
+import { requireField } from './require-field';
 
 export interface BeatReport {
   workerId: string;
@@ -18,9 +13,21 @@ export interface BeatReport {
 }
 
 /** How many times an operation retries after losing a race with a concurrent change. */
-const RACE_RETRIES = 3;
+const RACE_RETRIES = 5;
 
-/** Registration, heartbeats and operator directives (worker-protocol sections 3, 4 and 10). */
+function raceLost(what: string): OjsError {
+  return new OjsError('unavailable', `${what} kept changing concurrently; try again`, { retryable: true });
+}
+
+function stateFields(worker: Worker): WorkerStateFields {
+  return { state: worker.state, directive: worker.directive };
+}
+
+/**
+ * Registration, heartbeats and operator directives (worker-protocol sections
+ * 3, 4 and 10). State changes are read, decided by the domain, and applied
+ * only if the worker did not change in between.
+ */
 export class WorkerRegistry {
   constructor(
     private readonly ctx: AppContext,
@@ -63,31 +70,56 @@ export class WorkerRegistry {
   async deregister(workerId: string): Promise<string[]> {
     requireField('worker_id', workerId);
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
-      const snapshot = await this.ctx.store.getWorker(workerId);
-      if (snapshot === undefined) throw workerNotFound(workerId);
-      if (await this.recovery.removeWorker(snapshot, 'deregistered')) return snapshot.heldJobs.map((job) => job.id);
+      const snapshot = await this.get(workerId);
+      if (await this.recovery.removeWorker(snapshot, 'deregistered')) return snapshot.heldJobIds;
     }
-    throw new OjsError('invalid_state', `worker ${workerId} kept changing while deregistering; try again`, { retryable: true });
+    throw raceLost(`worker ${workerId}`);
   }
 
   async beat(report: BeatReport): Promise<BeatOutcome> {
     requireField('worker_id', report.workerId);
-    const outcome = await this.ctx.store.recordBeat({ ...report, now: this.ctx.clock.now() });
-    if (outcome.stateChange !== undefined) {
-      this.ctx.telemetry.workerTransition({ workerId: report.workerId, ...outcome.stateChange });
+    for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
+      const { worker } = await this.get(report.workerId);
+      const next = afterReport(worker, report.state);
+      const outcome = await this.ctx.store.recordBeat({
+        workerId: report.workerId,
+        sequence: report.sequence,
+        activeJobIds: report.activeJobIds,
+        now: this.ctx.clock.now(),
+        expected: stateFields(worker),
+        next,
+      });
+      if (outcome.result === 'conflict') continue;
+      if (outcome.result === 'applied' && next.state !== worker.state) {
+        this.ctx.telemetry.workerTransition({ workerId: report.workerId, from: worker.state, to: next.state });
+      }
+      return outcome;
     }
-    return outcome;
+    throw raceLost(`worker ${report.workerId}`);
   }
 
-  /** Directs workers to a state; returns the ids of the workers directed. */
+  /**
+   * Directs workers to a state; returns the ids directed. A worker named by
+   * id that cannot take the directive is an error; one matched by label or
+   * queue is skipped.
+   */
   async direct(target: WorkerTarget, state: WorkerState): Promise<string[]> {
-    const { workerIds } = await this.ctx.store.directWorkers({ target, state });
-    this.ctx.logger.info({ target, state, workerIds }, 'workers directed');
-    return workerIds;
+    const candidates = 'workerId' in target ? [await this.get(target.workerId)] : await this.list(target);
+    const directed: string[] = [];
+    for (const { worker } of candidates) {
+      try {
+        await this.directOne(worker.workerId, state);
+        directed.push(worker.workerId);
+      } catch (error) {
+        if ('workerId' in target || !(error instanceof OjsError) || error.code !== 'invalid_state') throw error;
+      }
+    }
+    this.ctx.logger.info({ target, state, workerIds: directed }, 'workers directed');
+    return directed;
   }
 
   async get(workerId: string): Promise<WorkerSnapshot> {
-    const snapshot = await this.ctx.store.getWorker(workerId);
+    const snapshot = await this.ctx.store.getWorker(requireField('worker_id', workerId));
     if (snapshot === undefined) throw workerNotFound(workerId);
     return snapshot;
   }
@@ -99,5 +131,14 @@ export class WorkerRegistry {
         (filter.label === undefined || worker.labels.includes(filter.label)) &&
         (filter.queue === undefined || worker.queues.includes(filter.queue)),
     );
+  }
+
+  private async directOne(workerId: string, state: WorkerState): Promise<void> {
+    for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
+      const { worker } = await this.get(workerId);
+      const next = afterDirective(worker, state);
+      if ((await this.ctx.store.directWorker({ workerId, expected: stateFields(worker), next })) === 'applied') return;
+    }
+    throw raceLost(`worker ${workerId}`);
   }
 }

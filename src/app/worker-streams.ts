@@ -128,8 +128,7 @@ export class WorkerStreams {
       confirmWithinMs: ctx.settings.heartbeatTimeoutMs,
     });
     session.freeCapacity = result.freeCapacity;
-    const transitions = [...result.transitions, ...result.jobs.map((job) => transitionOf(job, 'available'))];
-    if (transitions.length > 0) ctx.telemetry.jobTransitions(transitions);
+    if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available')));
     // A full worker cannot take the jobs it was woken for: wake another one.
     if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
     return result;

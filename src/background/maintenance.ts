@@ -16,6 +16,7 @@ export class Maintenance {
   readonly promoteDue: BackgroundLoop;
   readonly reclaimExpiredLeases: BackgroundLoop;
   readonly removeDeadWorkers: BackgroundLoop;
+  readonly pruneTerminal: BackgroundLoop;
 
   constructor(app: Application, intervals: MaintenanceIntervals) {
     const logger = app.context.logger;
@@ -24,6 +25,7 @@ export class Maintenance {
     this.promoteDue = loop('promote-due', intervals.promoteIntervalMs, () => app.recovery.promoteDue());
     this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());
     this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
+    this.pruneTerminal = loop('prune-terminal', intervals.reapIntervalMs, () => app.recovery.pruneTerminal());
   }
 
   /**
@@ -32,7 +34,7 @@ export class Maintenance {
    * job that kills its worker must not escape by looking undelivered.
    */
   private get loops(): BackgroundLoop[] {
-    return [this.promoteDue, this.removeDeadWorkers, this.reclaimExpiredLeases];
+    return [this.promoteDue, this.removeDeadWorkers, this.reclaimExpiredLeases, this.pruneTerminal];
   }
 
   start(): void {

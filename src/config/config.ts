@@ -1,13 +1,18 @@
 import { parseArgs } from 'node:util';
 import type { ProtocolSettings } from '../app/app-context';
 import type { MaintenanceIntervals } from '../background/maintenance';
+import type { RetentionPolicy } from '../domain/retention';
 import { parseDuration } from './duration';
+
+export type BackendConfig = { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
 
 /** Everything the server is configured with; built once at start-up, then frozen. */
 export interface Config {
   host: string;
   port: number;
+  backend: BackendConfig;
   protocol: ProtocolSettings;
+  retention: RetentionPolicy;
   maintenance: MaintenanceIntervals;
   /** How long a stopping server lets in-flight calls finish. */
   shutdownTimeoutMs: number;
@@ -25,6 +30,19 @@ interface Setting {
 export const SETTINGS = {
   host: { env: 'OJS_HOST', flag: 'host', defaultValue: '0.0.0.0', description: 'address to listen on' },
   port: { env: 'OJS_PORT', flag: 'port', defaultValue: '9090', description: 'port to listen on (0 picks a free one)' },
+  backend: { env: 'OJS_BACKEND', flag: 'backend', defaultValue: 'memory', description: 'job store: memory or redis' },
+  redisUrl: {
+    env: 'REDIS_URL',
+    flag: 'redis-url',
+    defaultValue: 'redis://127.0.0.1:6379',
+    description: 'Redis to use with --backend redis; redis+cluster://host:port,host:port for a cluster',
+  },
+  redisPrefix: {
+    env: 'OJS_REDIS_PREFIX',
+    flag: 'redis-prefix',
+    defaultValue: '{ojs}',
+    description: 'key prefix; its {hash tag} puts every key of a deployment in one cluster slot',
+  },
   heartbeatInterval: {
     env: 'OJS_HEARTBEAT_INTERVAL',
     flag: 'heartbeat-interval',
@@ -62,6 +80,30 @@ export const SETTINGS = {
     defaultValue: '1s',
     description: 'how often expired leases and dead workers are looked for',
   },
+  retentionCompleted: {
+    env: 'OJS_RETENTION_COMPLETED',
+    flag: 'retention-completed',
+    defaultValue: '1h',
+    description: 'how long completed jobs stay queryable',
+  },
+  retentionCancelled: {
+    env: 'OJS_RETENTION_CANCELLED',
+    flag: 'retention-cancelled',
+    defaultValue: '24h',
+    description: 'how long cancelled jobs stay queryable',
+  },
+  retentionDiscarded: {
+    env: 'OJS_RETENTION_DISCARDED',
+    flag: 'retention-discarded',
+    defaultValue: '7d',
+    description: 'how long discarded (dead-letter) jobs stay, for inspection and RetryJob',
+  },
+  retentionMaxJobs: {
+    env: 'OJS_RETENTION_MAX_JOBS',
+    flag: 'retention-max-jobs',
+    defaultValue: '100000',
+    description: 'most finished jobs kept, oldest removed first (0: no limit)',
+  },
   shutdownTimeout: {
     env: 'OJS_SHUTDOWN_TIMEOUT',
     flag: 'shutdown-timeout',
@@ -84,8 +126,8 @@ export class ConfigError extends Error {
 
 /** Usage text listing every setting, for --help and the README. */
 export function usage(): string {
-  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(20)} ${s.env.padEnd(24)} ${s.defaultValue.padEnd(8)} ${s.description}`);
-  return ['Usage: node dist/src/main.js [flags]', '', '  flag                   environment variable     default  meaning', ...rows].join('\n');
+  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(21)} ${s.env.padEnd(25)} ${s.defaultValue.padEnd(23)} ${s.description}`);
+  return ['Usage: node dist/src/main.js [flags]', '', '  flag                    environment variable      default                 meaning', ...rows].join('\n');
 }
 
 /**
@@ -125,12 +167,27 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
       `${describe('heartbeatTimeout')} (${raw('heartbeatTimeout')}) must be at least three heartbeat intervals (3 x ${raw('heartbeatInterval')})`,
     );
   }
+  const backendKind = raw('backend');
+  if (backendKind !== 'memory' && backendKind !== 'redis') problems.push(`${describe('backend')} must be memory or redis, got "${backendKind}"`);
+  const prefix = raw('redisPrefix');
+  if (!/\{[^{}]+\}/.test(prefix)) problems.push(`${describe('redisPrefix')} must contain a {hash tag}, got "${prefix}"`);
+  const backend: BackendConfig = backendKind === 'redis' ? { kind: 'redis', url: raw('redisUrl'), prefix } : { kind: 'memory' };
+  const maxJobs = Number(raw('retentionMaxJobs'));
+  if (!Number.isInteger(maxJobs) || maxJobs < 0) problems.push(`${describe('retentionMaxJobs')} must be a whole number, got "${raw('retentionMaxJobs')}"`);
+  const retention: RetentionPolicy = {
+    completedMs: duration('retentionCompleted'),
+    cancelledMs: duration('retentionCancelled'),
+    discardedMs: duration('retentionDiscarded'),
+    maxJobs,
+  };
   const logLevel = raw('logLevel');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`${describe('logLevel')} must be one of ${LOG_LEVELS.join(', ')}`);
   const config: Config = {
     host: raw('host'),
     port,
+    backend,
     protocol,
+    retention,
     maintenance: { promoteIntervalMs: duration('promoteInterval'), reapIntervalMs: duration('reapInterval') },
     shutdownTimeoutMs: duration('shutdownTimeout'),
     logLevel,

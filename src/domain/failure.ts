@@ -1,15 +1,16 @@
 import type { Job, JobError } from './job';
-import { stampError, type FailureReport } from './job-error';
+import { appendError, stampError, type FailureReport } from './job-error';
 import { backoffDelayMs, isNonRetryable } from './retry-policy';
 
 /**
  * Where a failed attempt sends a job. The domain decides; a store only checks
  * that the attempt is still the one the decision was made for, and applies it.
  */
-export type FailureOutcome =
-  | { state: 'retryable'; nextRetryAt: number; error: JobError }
-  | { state: 'available'; error: JobError }
-  | { state: 'discarded'; deadLetter: boolean; error: JobError };
+export type FailureOutcome = { error: JobError; errors: JobError[] } & (
+  | { state: 'retryable'; nextRetryAt: number }
+  | { state: 'available' }
+  | { state: 'discarded'; deadLetter: boolean }
+);
 
 export interface FailureContext {
   now: number;
@@ -31,23 +32,20 @@ export interface FailureContext {
  */
 export function decideFailure(job: Job, report: FailureReport, context: FailureContext): FailureOutcome {
   const error = stampError(report, job.attempt, context.now);
+  const recorded = { error, errors: appendError(job.errors, error) };
   const policy = job.retry;
   switch (report.code) {
     case 'discard':
     case 'fail':
-      return { state: 'discarded', deadLetter: false, error };
+      return { state: 'discarded', deadLetter: false, ...recorded };
     case 'dead_letter':
-      return { state: 'discarded', deadLetter: true, error };
+      return { state: 'discarded', deadLetter: true, ...recorded };
     default:
       break;
   }
   if (isNonRetryable(policy, report.type) || job.attempt >= policy.maxAttempts) {
-    return { state: 'discarded', deadLetter: policy.onExhaustion === 'dead_letter', error };
+    return { state: 'discarded', deadLetter: policy.onExhaustion === 'dead_letter', ...recorded };
   }
-  if (context.requeueAtOnce === true) return { state: 'available', error };
-  return {
-    state: 'retryable',
-    nextRetryAt: context.now + backoffDelayMs(policy, job.attempt, context.random),
-    error,
-  };
+  if (context.requeueAtOnce === true) return { state: 'available', ...recorded };
+  return { state: 'retryable', nextRetryAt: context.now + backoffDelayMs(policy, job.attempt, context.random), ...recorded };
 }

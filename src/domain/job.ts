@@ -14,6 +14,9 @@ export const JOB_STATES = [
 ] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
+/** The states a job never leaves on its own (only RetryJob revives a discarded one). */
+export type TerminalState = Extract<JobState, 'completed' | 'cancelled' | 'discarded'>;
+
 /** Handler verdicts that override the retry policy (ojs-retry section 7). */
 export type HandlerCode = 'retry' | 'discard' | 'dead_letter' | 'fail';
 

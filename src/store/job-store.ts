@@ -2,6 +2,7 @@ import type { FailureOutcome } from '../domain/failure';
 import type { Job, JobState } from '../domain/job';
 import type { JobTransition } from '../domain/transition';
 import type { JsonValue } from '../domain/json';
+import type { RetentionPolicy } from '../domain/retention';
 import type { Worker, WorkerState } from '../domain/worker';
 import type { StoreSignal } from './store-signal';
 
@@ -30,7 +31,7 @@ export interface JobStore {
    * Moves up to `max` available jobs of `queues` (in queue order, then
    * priority, then FIFO) to active and reserves them for the worker, never
    * beyond its free capacity and only while its desired state is running.
-   * Available jobs found past their expires_at are discarded instead.
+   * Jobs past their expires_at are never claimed; promoteDue discards them.
    */
   claim(params: ClaimParams): Promise<ClaimResult>;
   /**
@@ -62,13 +63,21 @@ export interface JobStore {
    */
   recover(params: RecoverParams): Promise<JobTransition[]>;
 
+  /** Removes terminal jobs past their retention, oldest first; returns how many. */
+  pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number>;
+
   registerWorker(worker: Worker): Promise<void>;
   getWorker(workerId: string): Promise<WorkerSnapshot | undefined>;
   listWorkers(): Promise<WorkerSnapshot[]>;
-  /** Records a beat: liveness, reported state, lease extensions. */
+  /**
+   * Records a beat: liveness, the reported state as the domain decided it,
+   * lease renewals for the listed jobs the worker holds. Nothing but the
+   * answer is applied if the beat is late (`stale`) or if the worker's state
+   * changed since it was read (`conflict`: read again and decide again).
+   */
   recordBeat(params: BeatParams): Promise<BeatOutcome>;
-  /** Sets an operator directive on the matching workers. */
-  directWorkers(params: DirectParams): Promise<DirectOutcome>;
+  /** Applies an operator directive the domain decided, if the worker did not change meanwhile. */
+  directWorker(params: DirectParams): Promise<'applied' | 'conflict'>;
   /** Workers whose last beat is older than `cutoff`, with the jobs they hold. */
   findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]>;
   /**
@@ -111,8 +120,6 @@ export interface ClaimResult {
   jobs: Job[];
   /** Capacity left after this claim. */
   freeCapacity: number;
-  /** Other changes made while claiming (expired jobs discarded). */
-  transitions: JobTransition[];
 }
 
 export interface ReleaseParams {
@@ -137,8 +144,10 @@ export interface FailParams {
   now: number;
 }
 
-/** The result of one settlement: the job as stored afterwards, or why not. */
-export type SettlementOutcome = { ok: true; job: Job } | { ok: false; error: Error };
+/** The result of one settlement: the transition it made, or why it was refused. */
+export type SettlementOutcome =
+  | { ok: true; transition: JobTransition; nextRetryAt?: number }
+  | { ok: false; error: Error };
 
 export interface ExtendLeaseParams {
   workerId: string;
@@ -158,40 +167,40 @@ export interface RecoverParams {
   now: number;
 }
 
-/** A worker with the ids and jobs the server has reserved for it. */
+/** A worker with the ids of the jobs the server has reserved for it. */
 export interface WorkerSnapshot {
   worker: Worker;
-  heldJobs: Job[];
+  heldJobIds: string[];
 }
+
+/** The part of a worker that beats and directives change. */
+export type WorkerStateFields = Pick<Worker, 'state' | 'directive'>;
 
 export interface BeatParams {
   workerId: string;
-  state: WorkerState;
   sequence: number;
   activeJobIds: readonly string[];
   now: number;
+  /** The state fields the decision was made from. */
+  expected: WorkerStateFields;
+  /** The state fields the domain decided. */
+  next: WorkerStateFields;
 }
 
 export interface BeatOutcome {
-  /** The state the worker is directed to. */
+  result: 'applied' | 'stale' | 'conflict';
+  /** The state the worker is directed to (as stored, whatever the result). */
   desiredState: WorkerState;
-  /** False when the beat's sequence was not above the last one (a late beat). */
-  isFresh: boolean;
-  /** Listed jobs that have been cancelled. */
+  /** Listed jobs that have been cancelled (when applied). */
   cancelledJobIds: string[];
-  /** The reported state change this beat caused, if any. */
-  stateChange?: { from: WorkerState; to: WorkerState };
 }
 
 export type WorkerTarget = { workerId: string } | { label: string } | { queue: string };
 
 export interface DirectParams {
-  target: WorkerTarget;
-  state: WorkerState;
-}
-
-export interface DirectOutcome {
-  workerIds: string[];
+  workerId: string;
+  expected: WorkerStateFields;
+  next: WorkerStateFields;
 }
 
 export interface RemoveWorkerParams {

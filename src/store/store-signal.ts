@@ -15,4 +15,9 @@ export type StoreSignal =
   /** Jobs the worker holds were cancelled. */
   | { kind: 'jobsCancelled'; workerId: string; jobIds: string[] }
   /** The worker was deregistered or declared dead. */
-  | { kind: 'workerRemoved'; workerId: string };
+  | { kind: 'workerRemoved'; workerId: string }
+  /**
+   * The backend became unreachable or reachable again. Signals may have been
+   * lost while it was away, so waiting streams should look again.
+   */
+  | { kind: 'availability'; isAvailable: boolean };

@@ -108,7 +108,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       it('claims nothing for a worker that is not running', async () => {
         const worker = await h.register();
         await h.enqueue({});
-        await h.store.directWorkers({ target: { workerId: worker.workerId }, state: 'quiet' });
+        await h.direct(worker.workerId, 'quiet');
         expect(await h.claim(worker.workerId, ['default'])).toMatchObject({ isRunning: false, jobs: [] });
       });
 
@@ -116,12 +116,12 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await refusal(h.claim('nobody', ['default']))).code).toBe('not_found');
       });
 
-      it('discards jobs found past their expires_at instead of claiming them', async () => {
+      it('never claims a job past its expires_at, which promotion then discards', async () => {
         const worker = await h.register();
         const [expired, fresh] = await h.enqueue({ expiresAt: T0 + 10 }, {});
-        const { jobs, transitions } = await h.claim(worker.workerId, ['default'], 10, T0 + 10);
+        const { jobs } = await h.claim(worker.workerId, ['default'], 10, T0 + 10);
         expect(jobs.map((j) => j.id)).toEqual([fresh!.id]);
-        expect(transitions).toEqual([expect.objectContaining({ jobId: expired!.id, from: 'available', to: 'discarded' })]);
+        expect(await h.store.promoteDue(T0 + 10, 100)).toEqual([expect.objectContaining({ jobId: expired!.id, to: 'discarded' })]);
         expect(await h.store.getJob(expired!.id)).toMatchObject({ state: 'discarded', error: { type: 'expired' } });
       });
 
@@ -130,7 +130,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({});
         const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
         expect(claimed!.lease).toMatchObject({ expiresAt: T0 + 3_000, isConfirmed: false });
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now: T0 + 1_000 });
+        await h.beat(worker.workerId, 'running', [claimed!.id], 1, T0 + 1_000);
         expect((await h.store.getJob(claimed!.id))!.lease).toMatchObject({ expiresAt: T0 + 1_000 + VISIBILITY_MS, isConfirmed: true });
       });
 
@@ -142,7 +142,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const release = (now: number) => h.store.releaseUndelivered({ leases, now, requireUnconfirmedLapse: true });
         expect(await release(T0 + 2_999)).toEqual([]);
         expect(await release(T0 + 3_000)).toEqual([]);
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [], now: T0 + 1_000 });
+        await h.beat(worker.workerId, 'running', [], 1, T0 + 1_000);
         expect(await release(T0 + 3_000)).toEqual([expect.objectContaining({ jobId: claimed!.id, to: 'available' })]);
         expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'available', attempt: 0, errors: [] });
       });
@@ -151,7 +151,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         await h.enqueue({});
         const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now: T0 + 1 });
+        await h.beat(worker.workerId, 'running', [claimed!.id], 1, T0 + 1);
         const leases = [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }];
         expect(await h.store.releaseUndelivered({ leases, now: T0 + 10 * VISIBILITY_MS, requireUnconfirmedLapse: true })).toEqual([]);
       });
@@ -177,9 +177,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, result: { sent: 3 } }],
           now: T0 + 7,
         });
-        expect(outcome).toMatchObject({ ok: true, job: { state: 'completed', completedAt: T0 + 7, result: { sent: 3 } } });
+        expect(outcome).toMatchObject({ ok: true, transition: { jobId: claimed!.id, from: 'active', to: 'completed', workerId: worker.workerId, attempt: 1 } });
+        expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'completed', completedAt: T0 + 7, result: { sent: 3 }, lease: undefined });
         await h.waitForSignal('capacityFreed', (s) => s.workerId === worker.workerId);
-        expect((await h.store.getWorker(worker.workerId))!.heldJobs).toEqual([]);
+        expect((await h.store.getWorker(worker.workerId))!.heldJobIds).toEqual([]);
       });
 
       it('refuses settlement by another worker, with a stale token, or of a job that is not active', async () => {
@@ -209,10 +210,8 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
         const outcome = h.outcome(claimed!, { type: 'Boom', message: 'no' }, T0 + 10);
         const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 + 10 });
-        expect(failed).toMatchObject({
-          ok: true,
-          job: { state: 'retryable', nextRetryAt: T0 + 1_010, error: { type: 'Boom', attempt: 1 }, errors: [{ type: 'Boom' }] },
-        });
+        expect(failed).toMatchObject({ ok: true, nextRetryAt: T0 + 1_010, transition: { from: 'active', to: 'retryable' } });
+        expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'retryable', nextRetryAt: T0 + 1_010, error: { type: 'Boom', attempt: 1 }, errors: [{ type: 'Boom' }] });
         expect(await h.store.promoteDue(T0 + 1_009, 100)).toEqual([]);
         expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual([expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' })]);
         const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2_000)).jobs;
@@ -225,7 +224,8 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
         const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
         const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 });
-        expect(failed).toMatchObject({ ok: true, job: { state: 'discarded', deadLetter: true, completedAt: T0 } });
+        expect(failed).toMatchObject({ ok: true, transition: { to: 'discarded' } });
+        expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'discarded', deadLetter: true, completedAt: T0 });
       });
 
       it('extends a held lease from now, and refuses a stale token', async () => {
@@ -262,7 +262,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const change = await h.store.cancel(claimed!.id, T0);
         expect(change).toMatchObject({ from: 'active', workerId: worker.workerId, job: { state: 'cancelled' } });
         expect(await h.waitForSignal('jobsCancelled', (s) => s.workerId === worker.workerId)).toMatchObject({ jobIds: [claimed!.id] });
-        expect((await h.store.getWorker(worker.workerId))!.heldJobs).toEqual([]);
+        expect((await h.store.getWorker(worker.workerId))!.heldJobIds).toEqual([]);
         const [late] = await h.store.ack({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }], now: T0 });
         expect(late).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
       });
@@ -331,7 +331,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
         const now = T0 + VISIBILITY_MS;
         const [expired] = await h.store.findExpiredLeases(now, 10);
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [claimed!.id], now });
+        await h.beat(worker.workerId, 'running', [claimed!.id], 1, now);
         const outcome = h.outcome(expired!, { type: 'visibility_timeout', message: '' }, now);
         expect(await h.store.recover({ items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, requireExpired: true, outcome }], now })).toEqual([]);
         expect(await h.state(claimed!.id)).toBe('active');
@@ -349,38 +349,37 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({}, {});
         const [a, b] = (await h.claim(worker.workerId, ['default'])).jobs;
         await h.store.cancel(b!.id, T0);
-        const outcome = await h.store.recordBeat({ workerId: worker.workerId, state: 'quiet', sequence: 1, activeJobIds: [a!.id, b!.id], now: T0 + 500 });
-        expect(outcome).toEqual({ desiredState: 'quiet', isFresh: true, cancelledJobIds: [b!.id], stateChange: { from: 'running', to: 'quiet' } });
-        expect((await h.store.getJob(a!.id))!.lease!.expiresAt).toBe(T0 + 500 + VISIBILITY_MS);
+        const outcome = await h.beat(worker.workerId, 'quiet', [a!.id, b!.id], 1, T0 + 500);
+        expect(outcome).toEqual({ result: 'applied', desiredState: 'quiet', cancelledJobIds: [b!.id] });
+        expect((await h.store.getJob(a!.id))!.lease).toMatchObject({ expiresAt: T0 + 500 + VISIBILITY_MS, isConfirmed: true });
         expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 500, state: 'quiet', reportedJobIds: [a!.id, b!.id] });
+        await h.waitForSignal('workerDirected', (s) => s.workerId === worker.workerId && s.state === 'quiet');
       });
 
-      it('ignores a beat whose sequence is not above the last one', async () => {
+      it('answers but ignores a beat whose sequence is not above the last one', async () => {
         const worker = await h.register();
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 5, activeJobIds: [], now: T0 + 1 });
-        const late = await h.store.recordBeat({ workerId: worker.workerId, state: 'quiet', sequence: 4, activeJobIds: [], now: T0 + 2 });
-        expect(late).toMatchObject({ isFresh: false, desiredState: 'running' });
-        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 1, state: 'running' });
+        await h.beat(worker.workerId, 'running', [], 5, T0 + 1);
+        expect(await h.beat(worker.workerId, 'quiet', [], 4, T0 + 2)).toMatchObject({ result: 'stale', desiredState: 'running' });
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 1, state: 'running', lastSequence: 5 });
       });
 
-      it('never lets a reported state move a worker backward from terminate', async () => {
+      it('refuses to apply a beat decided from a state that changed since', async () => {
         const worker = await h.register();
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'terminate', sequence: 1, activeJobIds: [], now: T0 });
-        const outcome = await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 2, activeJobIds: [], now: T0 });
-        expect(outcome.desiredState).toBe('terminate');
+        const params = { workerId: worker.workerId, sequence: 1, activeJobIds: [], now: T0 + 1 };
+        await h.direct(worker.workerId, 'quiet');
+        const outcome = await h.store.recordBeat({ ...params, expected: { state: 'running', directive: undefined }, next: { state: 'running' } });
+        expect(outcome).toMatchObject({ result: 'conflict', desiredState: 'quiet' });
+        expect((await h.store.getWorker(worker.workerId))!.worker.lastBeatAt).toBe(T0);
       });
 
-      it('directs workers by id, label or queue, skipping terminating ones matched by selector', async () => {
-        const canary = await h.register({ labels: ['canary'], queues: ['emails'] });
-        const stable = await h.register({ labels: ['stable'], queues: ['emails', 'default'] });
-        const leaving = await h.register({ labels: ['canary'] });
-        await h.store.directWorkers({ target: { workerId: leaving.workerId }, state: 'terminate' });
-        expect(await h.store.directWorkers({ target: { label: 'canary' }, state: 'quiet' })).toEqual({ workerIds: [canary.workerId] });
-        expect((await h.store.directWorkers({ target: { queue: 'emails' }, state: 'terminate' })).workerIds.sort()).toEqual(
-          [canary.workerId, stable.workerId].sort(),
-        );
-        expect((await refusal(h.store.directWorkers({ target: { workerId: leaving.workerId }, state: 'running' }))).code).toBe('invalid_state');
-        await h.waitForSignal('workerDirected', (s) => s.workerId === stable.workerId && s.state === 'terminate');
+      it('applies directives, refusing one decided from a state that changed since', async () => {
+        const worker = await h.register();
+        expect(await h.direct(worker.workerId, 'terminate')).toBe('applied');
+        await h.waitForSignal('workerDirected', (s) => s.workerId === worker.workerId && s.state === 'terminate');
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ state: 'running', directive: 'terminate' });
+        const stale = { workerId: worker.workerId, expected: { state: 'running' as const }, next: { state: 'running' as const, directive: 'quiet' as const } };
+        expect(await h.store.directWorker(stale)).toBe('conflict');
+        expect((await refusal(h.store.directWorker({ ...stale, workerId: 'nobody' }))).code).toBe('not_found');
       });
 
       it('finds silent workers and removes them with their jobs, unless they beat meanwhile', async () => {
@@ -388,9 +387,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({});
         const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
         const [silent] = await h.store.findSilentWorkers(T0 + 1, 10);
-        expect(silent!.heldJobs.map((j) => j.id)).toEqual([held!.id]);
+        expect(silent!.heldJobIds).toEqual([held!.id]);
         const recoveries = [{ jobId: held!.id, leaseToken: held!.lease!.token, outcome: h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 1, true) }];
-        await h.store.recordBeat({ workerId: worker.workerId, state: 'running', sequence: 1, activeJobIds: [held!.id], now: T0 + 1 });
+        await h.beat(worker.workerId, 'running', [held!.id], 1, T0 + 1);
         expect((await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0, recoveries, now: T0 + 1 })).removed).toBe(false);
         const removal = await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 1, recoveries, now: T0 + 2 });
         expect(removal.removed).toBe(true);
@@ -405,6 +404,49 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({});
         await h.claim(worker.workerId, ['default']);
         expect((await h.store.removeWorker({ workerId: worker.workerId, recoveries: [], now: T0 })).removed).toBe(false);
+      });
+    });
+
+    describe('retention', () => {
+      const retention = { completedMs: 1_000, cancelledMs: 2_000, discardedMs: 3_000, maxJobs: 0 };
+
+      async function finish(count: number, now: number): Promise<string[]> {
+        const worker = await h.register({ concurrency: count });
+        await h.enqueue(...Array.from({ length: count }, () => ({})));
+        const { jobs } = await h.claim(worker.workerId, ['default'], count, now);
+        await h.store.ack({ workerId: worker.workerId, items: jobs.map((j) => ({ jobId: j.id, leaseToken: j.lease!.token })), now });
+        return jobs.map((j) => j.id);
+      }
+
+      it('removes finished jobs once past the retention of their state', async () => {
+        const [completed] = await finish(1, T0);
+        const [cancelled] = await h.enqueue({});
+        await h.store.cancel(cancelled!.id, T0);
+        expect(await h.store.pruneTerminal(T0 + 999, retention, 100)).toBe(0);
+        expect(await h.store.pruneTerminal(T0 + 1_000, retention, 100)).toBe(1);
+        expect(await h.store.getJob(completed!)).toBeUndefined();
+        expect(await h.store.getJob(cancelled!.id)).toBeDefined();
+        expect(await h.store.pruneTerminal(T0 + 2_000, retention, 100)).toBe(1);
+        expect(await h.store.getJob(cancelled!.id)).toBeUndefined();
+        expect((await h.store.queueCounts()).find((c) => c.queue === 'default')).toMatchObject({ completed: 0, cancelled: 0 });
+      });
+
+      it('keeps at most maxJobs finished jobs, removing the oldest first', async () => {
+        const older = await finish(3, T0);
+        const newer = await finish(2, T0 + 10);
+        expect(await h.store.pruneTerminal(T0 + 20, { ...retention, completedMs: 3_600_000, maxJobs: 2 }, 100)).toBe(3);
+        expect(await h.store.getJobs([...older, ...newer])).toEqual([undefined, undefined, undefined, expect.anything(), expect.anything()]);
+      });
+
+      it('never removes a job that left its terminal state', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({ retry: { maxAttempts: 1 } });
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
+        await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 });
+        await h.store.retry(job!.id, T0 + 1);
+        expect(await h.store.pruneTerminal(T0 + 10_000, retention, 100)).toBe(0);
+        expect(await h.state(job!.id)).toBe('available');
       });
     });
 

@@ -4,7 +4,7 @@ import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
 import type { Job } from '../../src/domain/job';
 import type { FailureReport } from '../../src/domain/job-error';
 import { buildJob, type JobSubmission } from '../../src/domain/job-submission';
-import type { Worker, WorkerRegistration } from '../../src/domain/worker';
+import { afterDirective, afterReport, type Worker, type WorkerRegistration, type WorkerState } from '../../src/domain/worker';
 import type { JobStore } from '../../src/store/job-store';
 import type { StoreSignal } from '../../src/store/store-signal';
 
@@ -96,6 +96,20 @@ export class StoreHarness {
   /** The outcome the domain would decide for a failure of the job's current attempt. */
   outcome(job: Job, report: FailureReport, now: number, requeueAtOnce = false): FailureOutcome {
     return decideFailure(job, report, { now, random: () => 0.5, requeueAtOnce });
+  }
+
+  /** A beat decided as the application decides it: read, afterReport, apply. */
+  async beat(workerId: string, state: WorkerState, activeJobIds: string[], sequence: number, now: number) {
+    const { worker } = (await this.store.getWorker(workerId))!;
+    const next = afterReport(worker, state);
+    return this.store.recordBeat({ workerId, sequence, activeJobIds, now, expected: { state: worker.state, directive: worker.directive }, next });
+  }
+
+  /** A directive decided as the application decides it (throws what afterDirective throws). */
+  async direct(workerId: string, state: WorkerState) {
+    const { worker } = (await this.store.getWorker(workerId))!;
+    const next = afterDirective(worker, state);
+    return this.store.directWorker({ workerId, expected: { state: worker.state, directive: worker.directive }, next });
   }
 
   async state(jobId: string): Promise<string | undefined> {

@@ -4,6 +4,7 @@ import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import type { ProtocolSettings } from '../../src/app/app-context';
 import type { Clock } from '../../src/domain/clock';
+import { DEFAULT_RETENTION, type RetentionPolicy } from '../../src/domain/retention';
 import { systemClock } from '../../src/domain/clock';
 import { loadDescriptorSet } from '../../src/descriptor-set';
 import { startServer, type RunningServer } from '../../src/server';
@@ -21,6 +22,7 @@ export interface TestServerOptions {
   /** Run the background loops on timers (default: no; tests call runMaintenance()). */
   runMaintenance?: boolean;
   store?: () => JobStore;
+  retention?: RetentionPolicy;
 }
 
 /** Short but realistic protocol timings for tests. */
@@ -57,6 +59,7 @@ export class TestServer {
       tracer: provider.getTracer('test'),
       logger,
       protocol: { ...TEST_PROTOCOL, ...options.protocol },
+      retention: options.retention ?? DEFAULT_RETENTION,
       maintenance: { promoteIntervalMs: 20, reapIntervalMs: 20 },
       descriptorSet: loadDescriptorSet(),
       serverVersion: 'test',

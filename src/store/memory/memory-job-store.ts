@@ -1,24 +1,17 @@
-import {
-  duplicateJob,
-  duplicateWorker,
-  invalidTransition,
-  jobNotFound,
-  leaseNotHeld,
-  workerNotFound,
-} from '../../domain/errors';
-import type { Job } from '../../domain/job';
-import type { JobTransition } from '../../domain/transition';
+import { duplicateJob, duplicateWorker, invalidTransition, jobNotFound, leaseNotHeld, workerNotFound } from '../../domain/errors';
+import type { Job, TerminalState } from '../../domain/job';
 import { SERVER_ERROR_TYPES, appendError, stampError } from '../../domain/job-error';
 import { assertTransition } from '../../domain/job-state-machine';
 import { claimLease, confirmedLease, leaseProblem, leaseToken } from '../../domain/lease';
-import { afterDirective, afterReport, desiredState, type Worker } from '../../domain/worker';
+import type { RetentionPolicy } from '../../domain/retention';
+import type { JobTransition } from '../../domain/transition';
+import { desiredState, type Worker } from '../../domain/worker';
 import type {
   AckParams,
   BeatOutcome,
   BeatParams,
   ClaimParams,
   ClaimResult,
-  DirectOutcome,
   DirectParams,
   ExtendLeaseParams,
   FailParams,
@@ -31,9 +24,12 @@ import type {
   SettlementOutcome,
   StateChange,
   WorkerSnapshot,
+  WorkerStateFields,
 } from '../job-store';
 import type { StoreSignal } from '../store-signal';
 import { MemoryTables, transition, type JobSlot, type WorkerSlot } from './memory-tables';
+
+const WAITING_STATES: ReadonlySet<string> = new Set(['scheduled', 'available', 'pending', 'retryable']);
 
 /**
  * MemoryJobStore keeps everything in this process: the embedded default.
@@ -64,18 +60,15 @@ export class MemoryJobStore implements JobStore {
 
   async claim(params: ClaimParams): Promise<ClaimResult> {
     const entry = this.workerSlot(params.workerId);
-    if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0, transitions: [] };
+    if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0 };
     const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
     const jobs: Job[] = [];
-    const transitions: JobTransition[] = [];
     for (const queue of params.queues) {
       while (jobs.length < limit) {
         const slot = this.tables.shiftReady(queue);
         if (slot === undefined) break;
-        if (slot.job.expiresAt !== undefined && slot.job.expiresAt <= params.now) {
-          transitions.push(this.discardExpired(slot, params.now));
-          continue;
-        }
+        // Past expires_at: never started; promoteDue discards it.
+        if (slot.job.expiresAt !== undefined && slot.job.expiresAt <= params.now) continue;
         const attempt = slot.job.attempt + 1;
         const lease = claimLease(slot.job, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
         jobs.push(this.tables.update(slot, { state: 'active', attempt, startedAt: params.now, lease }));
@@ -83,7 +76,7 @@ export class MemoryJobStore implements JobStore {
       }
     }
     this.flush();
-    return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size), transitions };
+    return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size) };
   }
 
   async releaseUndelivered(params: ReleaseParams): Promise<JobTransition[]> {
@@ -109,15 +102,10 @@ export class MemoryJobStore implements JobStore {
     const outcomes = params.items.map((item): SettlementOutcome => {
       const slot = this.heldSlot(item.jobId, params.workerId, item.leaseToken);
       if (slot instanceof Error) return { ok: false, error: slot };
+      const before = slot.job;
       this.tables.releaseHeld(params.workerId, item.jobId);
-      const job = this.tables.update(slot, {
-        state: 'completed',
-        completedAt: params.now,
-        result: item.result,
-        error: undefined,
-        lease: undefined,
-      });
-      return { ok: true, job };
+      this.tables.update(slot, { state: 'completed', completedAt: params.now, result: item.result, error: undefined, lease: undefined });
+      return { ok: true, transition: transition(before, slot.job) };
     });
     this.flush();
     return outcomes;
@@ -127,8 +115,9 @@ export class MemoryJobStore implements JobStore {
     const outcomes = params.items.map((item): SettlementOutcome => {
       const slot = this.heldSlot(item.jobId, params.workerId, item.leaseToken);
       if (slot instanceof Error) return { ok: false, error: slot };
-      this.tables.applyOutcome(slot, item.outcome, params.now);
-      return { ok: true, job: slot.job };
+      const settled: SettlementOutcome = { ok: true, transition: this.tables.applyOutcome(slot, item.outcome, params.now) };
+      if (slot.job.nextRetryAt !== undefined) settled.nextRetryAt = slot.job.nextRetryAt;
+      return settled;
     });
     this.flush();
     return outcomes;
@@ -199,9 +188,7 @@ export class MemoryJobStore implements JobStore {
     while (transitions.length < limit && (expiries.peek()?.at ?? Infinity) <= now) {
       const slot = jobs.get(expiries.pop()!.id);
       if (slot === undefined || slot.job.expiresAt === undefined || slot.job.expiresAt > now) continue;
-      if (['scheduled', 'available', 'pending', 'retryable'].includes(slot.job.state)) {
-        transitions.push(this.discardExpired(slot, now));
-      }
+      if (WAITING_STATES.has(slot.job.state)) transitions.push(this.discardExpired(slot, now));
     }
     this.flush();
     return transitions;
@@ -236,6 +223,32 @@ export class MemoryJobStore implements JobStore {
     return transitions;
   }
 
+  async pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number> {
+    const retentionMs: Record<TerminalState, number> = {
+      completed: retention.completedMs,
+      cancelled: retention.cancelledMs,
+      discarded: retention.discardedMs,
+    };
+    let excess = retention.maxJobs > 0 ? this.tables.terminalCount() - retention.maxJobs : 0;
+    let pruned = 0;
+    while (pruned < limit) {
+      // The oldest entry among the three states goes first when over the cap.
+      const heads = (Object.keys(this.tables.finished) as TerminalState[])
+        .map((state) => ({ state, head: this.tables.finished[state].peek() }))
+        .filter((h) => h.head !== undefined && (excess > 0 || h.head.at <= now - retentionMs[h.state]))
+        .sort((a, b) => a.head!.at - b.head!.at);
+      const next = heads[0];
+      if (next === undefined) break;
+      const entry = this.tables.finished[next.state].pop()!;
+      const slot = this.tables.jobs.get(entry.id);
+      if (slot === undefined || slot.job.state !== next.state || slot.job.completedAt !== entry.at) continue;
+      this.tables.remove(slot);
+      excess -= 1;
+      pruned += 1;
+    }
+    return pruned;
+  }
+
   async registerWorker(worker: Worker): Promise<void> {
     if (this.tables.workers.has(worker.workerId)) throw duplicateWorker(worker.workerId);
     this.tables.workers.set(worker.workerId, { worker, held: new Set() });
@@ -243,24 +256,23 @@ export class MemoryJobStore implements JobStore {
 
   async getWorker(workerId: string): Promise<WorkerSnapshot | undefined> {
     const slot = this.tables.workers.get(workerId);
-    return slot === undefined ? undefined : this.snapshot(slot);
+    return slot === undefined ? undefined : snapshot(slot);
   }
 
   async listWorkers(): Promise<WorkerSnapshot[]> {
-    return [...this.tables.workers.values()].map((slot) => this.snapshot(slot));
+    return [...this.tables.workers.values()].map(snapshot);
   }
 
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
     const slot = this.workerSlot(params.workerId);
     const before = slot.worker;
-    if (params.sequence !== 0 && params.sequence <= before.lastSequence) {
-      return { desiredState: desiredState(before), isFresh: false, cancelledJobIds: [] };
-    }
-    const reported = afterReport(before, params.state);
+    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [] };
+    if (params.sequence !== 0 && params.sequence <= before.lastSequence) return { result: 'stale', ...unchanged };
+    if (!sameStateFields(before, params.expected)) return { result: 'conflict', ...unchanged };
     slot.worker = {
       ...before,
-      state: reported.state,
-      directive: reported.directive,
+      state: params.next.state,
+      directive: params.next.directive,
       lastBeatAt: params.now,
       lastSequence: params.sequence === 0 ? before.lastSequence : params.sequence,
       reportedJobIds: [...params.activeJobIds],
@@ -271,46 +283,26 @@ export class MemoryJobStore implements JobStore {
       if (jobSlot?.job.lease?.workerId === params.workerId) this.renewLease(jobSlot, params.now);
       else if (jobSlot?.job.state === 'cancelled') cancelledJobIds.push(jobId);
     }
-    const desired = desiredState(slot.worker);
-    if (desired !== desiredState(before)) this.tables.signal({ kind: 'workerDirected', workerId: params.workerId, state: desired });
+    this.signalIfRedirected(before, slot.worker);
     this.flush();
-    const outcome: BeatOutcome = { desiredState: desired, isFresh: true, cancelledJobIds };
-    if (reported.state !== before.state) outcome.stateChange = { from: before.state, to: reported.state };
-    return outcome;
+    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds };
   }
 
-  async directWorkers(params: DirectParams): Promise<DirectOutcome> {
-    const { target } = params;
-    const slots =
-      'workerId' in target
-        ? [this.workerSlot(target.workerId)]
-        : [...this.tables.workers.values()].filter((slot) =>
-            'label' in target ? slot.worker.labels.includes(target.label) : slot.worker.queues.includes(target.queue),
-          );
-    const workerIds: string[] = [];
-    for (const slot of slots) {
-      let next;
-      try {
-        next = afterDirective(slot.worker, params.state);
-      } catch (error) {
-        if ('workerId' in target) throw error;
-        continue; // A terminating worker matched by label or queue is skipped.
-      }
-      const before = desiredState(slot.worker);
-      slot.worker = { ...slot.worker, state: next.state, directive: next.directive };
-      const desired = desiredState(slot.worker);
-      if (desired !== before) this.tables.signal({ kind: 'workerDirected', workerId: slot.worker.workerId, state: desired });
-      workerIds.push(slot.worker.workerId);
-    }
+  async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
+    const slot = this.workerSlot(params.workerId);
+    const before = slot.worker;
+    if (!sameStateFields(before, params.expected)) return 'conflict';
+    slot.worker = { ...before, state: params.next.state, directive: params.next.directive };
+    this.signalIfRedirected(before, slot.worker);
     this.flush();
-    return { workerIds };
+    return 'applied';
   }
 
   async findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]> {
     const silent: WorkerSnapshot[] = [];
     for (const slot of this.tables.workers.values()) {
       if (silent.length >= limit) break;
-      if (slot.worker.lastBeatAt < cutoff) silent.push(this.snapshot(slot));
+      if (slot.worker.lastBeatAt < cutoff) silent.push(snapshot(slot));
     }
     return silent;
   }
@@ -383,6 +375,11 @@ export class MemoryJobStore implements JobStore {
     return renewed.expiresAt;
   }
 
+  private signalIfRedirected(before: Worker, after: Worker): void {
+    const state = desiredState(after);
+    if (state !== desiredState(before)) this.tables.signal({ kind: 'workerDirected', workerId: after.workerId, state });
+  }
+
   /** Makes a waiting job available, or discards it if its expires_at has passed. */
   private makeAvailable(slot: JobSlot, now: number): void {
     if (slot.job.expiresAt !== undefined && slot.job.expiresAt <= now) {
@@ -399,18 +396,15 @@ export class MemoryJobStore implements JobStore {
       before.attempt,
       now,
     );
-    this.tables.update(slot, {
-      state: 'discarded',
-      completedAt: now,
-      error,
-      errors: appendError(before.errors, error),
-      nextRetryAt: undefined,
-    });
+    this.tables.update(slot, { state: 'discarded', completedAt: now, error, errors: appendError(before.errors, error), nextRetryAt: undefined });
     return transition(before, slot.job);
   }
+}
 
-  private snapshot(slot: WorkerSlot): WorkerSnapshot {
-    const heldJobs = [...slot.held].map((id) => this.tables.jobs.get(id)!.job);
-    return { worker: slot.worker, heldJobs };
-  }
+function snapshot(slot: WorkerSlot): WorkerSnapshot {
+  return { worker: slot.worker, heldJobIds: [...slot.held] };
+}
+
+function sameStateFields(worker: Worker, expected: WorkerStateFields): boolean {
+  return worker.state === expected.state && worker.directive === expected.directive;
 }

@@ -1,6 +1,5 @@
 import type { FailureOutcome } from '../../domain/failure';
-import { JOB_STATES, type Job, type JobState } from '../../domain/job';
-import { appendError } from '../../domain/job-error';
+import { JOB_STATES, type Job, type JobState, type TerminalState } from '../../domain/job';
 import type { Worker } from '../../domain/worker';
 import { transitionOf, type JobTransition } from '../../domain/transition';
 import type { QueueCounts } from '../job-store';
@@ -46,6 +45,12 @@ export class MemoryTables {
   readonly expiries = new MinHeap<TimedEntry>();
   /** Lease deadlines, with the token they were set for. */
   readonly leases = new MinHeap<TimedEntry & { token: string }>();
+  /** Terminal jobs by completion time, per terminal state, for retention. */
+  readonly finished: Readonly<Record<TerminalState, MinHeap<TimedEntry>>> = {
+    completed: new MinHeap(),
+    cancelled: new MinHeap(),
+    discarded: new MinHeap(),
+  };
   private readonly ready = new Map<string, PriorityFifo<ReadyEntry>>();
   private readonly counts = new Map<string, Record<JobState, number>>();
   private nextReadySeq = 1;
@@ -86,7 +91,7 @@ export class MemoryTables {
     const patch: Partial<Job> = {
       state: outcome.state,
       error: outcome.error,
-      errors: appendError(before.errors, outcome.error),
+      errors: outcome.errors,
       lease: undefined,
       nextRetryAt: undefined,
     };
@@ -116,6 +121,19 @@ export class MemoryTables {
     const signals = this.pendingSignals;
     this.pendingSignals = [];
     return mergeSignals(signals);
+  }
+
+  /** Forgets a job entirely (retention); index entries that name it go stale. */
+  remove(slot: JobSlot): void {
+    this.jobs.delete(slot.job.id);
+    this.countsOf(slot.job.queue)[slot.job.state] -= 1;
+  }
+
+  /** How many terminal jobs are stored. */
+  terminalCount(): number {
+    let total = 0;
+    for (const counts of this.counts.values()) total += counts.completed + counts.cancelled + counts.discarded;
+    return total;
   }
 
   queueCounts(): QueueCounts[] {
@@ -159,7 +177,10 @@ export class MemoryTables {
       case 'active':
         if (job.lease !== undefined) this.leases.push({ at: job.lease.expiresAt, id: job.id, token: job.lease.token });
         return;
-      default:
+      case 'completed':
+      case 'cancelled':
+      case 'discarded':
+        this.finished[job.state].push({ at: job.completedAt ?? 0, id: job.id });
         return;
     }
     if (job.expiresAt !== undefined) this.expiries.push({ at: job.expiresAt, id: job.id });

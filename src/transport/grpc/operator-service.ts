@@ -49,7 +49,7 @@ function toTarget(target: SetWorkerStateRequest['target']): WorkerTarget {
   }
 }
 
-function toWorkerInfo({ worker, heldJobs }: WorkerSnapshot): WorkerInfo {
+function toWorkerInfo({ worker, heldJobIds }: WorkerSnapshot): WorkerInfo {
   return {
     workerId: worker.workerId,
     hostname: worker.hostname,
@@ -62,7 +62,7 @@ function toWorkerInfo({ worker, heldJobs }: WorkerSnapshot): WorkerInfo {
     state: toProtoWorkerState(worker.state),
     desiredState: toProtoWorkerState(desiredState(worker)),
     lastBeatAt: toDate(worker.lastBeatAt),
-    activeJobs: heldJobs.length,
-    activeJobIds: heldJobs.map((job) => job.id),
+    activeJobs: heldJobIds.length,
+    activeJobIds: heldJobIds,
   };
 }

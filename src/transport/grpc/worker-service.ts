@@ -101,7 +101,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
       { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error) },
     ]);
     if (!outcome!.ok) throw outcome!.error;
-    return { state: toProtoJobState(outcome!.job.state), nextRetryAt: toDate(outcome!.job.nextRetryAt) };
+    return { state: toProtoJobState(outcome!.transition.to), nextRetryAt: toDate(outcome!.nextRetryAt) };
   }
 
   async failBatch(request: FailBatchRequest) {
@@ -178,8 +178,8 @@ function toSettlementResult(jobId: string, outcome: SettlementOutcome): Settleme
       ok: true,
       errorCode: '',
       errorMessage: '',
-      state: toProtoJobState(outcome.job.state),
-      nextRetryAt: toDate(outcome.job.nextRetryAt),
+      state: toProtoJobState(outcome.transition.to),
+      nextRetryAt: toDate(outcome.nextRetryAt),
     };
   }
   const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');

@@ -41,11 +41,12 @@ describe('configuration', () => {
     ['1h', 3_600_000],
     ['30', 30_000],
     ['1.5s', 1_500],
+    ['7d', 604_800_000],
   ])('parses the duration %s', (text, ms) => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['', 'soon', '5 s', '-1s', '5d'])('refuses the duration %j', (text) => {
+  it.each(['', 'soon', '5 s', '-1s', '5w'])('refuses the duration %j', (text) => {
     expect(parseDuration(text)).toBeUndefined();
   });
 });

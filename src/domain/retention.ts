@@ -1,0 +1,20 @@
+/**
+ * How long finished jobs stay queryable. Terminal jobs are removed once older
+ * than the retention of their state, and beyond `maxJobs` the oldest go
+ * first, so that the store's memory stays bounded under any throughput.
+ */
+export interface RetentionPolicy {
+  completedMs: number;
+  cancelledMs: number;
+  /** Discarded jobs, dead-lettered or not: kept longest, for inspection and RetryJob. */
+  discardedMs: number;
+  /** Most terminal jobs kept; 0 means no limit. */
+  maxJobs: number;
+}
+
+export const DEFAULT_RETENTION: Readonly<RetentionPolicy> = Object.freeze({
+  completedMs: 3_600_000,
+  cancelledMs: 86_400_000,
+  discardedMs: 7 * 86_400_000,
+  maxJobs: 100_000,
+});
