@@ -1,9 +1,35 @@
-/** @type {import('jest').Config} */
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+
+/**
+ * Two projects: everything on the in-memory store, and the gRPC integration
+ * tests again on Redis (plus the multi-replica tests, which need it). The
+ * Redis project starts one redis-server of its own for the run; each test
+ * server in it uses a key prefix of its own. Integration tests share one
+ * server per file.
+ *
+ * @type {import('jest').Config}
+ */
 module.exports = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] },
-  // Integration tests share one server per file; files run in parallel workers.
   testTimeout: 20000,
+  projects: [
+    {
+      displayName: 'memory',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/{unit,contract,integration}/**/*.test.ts'],
+    },
+    {
+      displayName: 'redis',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/{integration,replicas}/**/*.test.ts'],
+      // Starting the server process is about its own flags and signals, whatever the store.
+      testPathIgnorePatterns: ['/test/integration/main-process\\.test\\.ts$'],
+      globalSetup: '<rootDir>/test/support/redis-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/redis-global-teardown.ts',
+      setupFiles: ['<rootDir>/test/support/use-redis-backend.ts'],
+    },
+  ],
 };

@@ -18,6 +18,12 @@ export interface FailureReport {
   details?: JsonObject;
 }
 
+/** What a job that reached its expires_at before starting records. */
+export const EXPIRY_REPORT: Readonly<FailureReport> = Object.freeze({
+  type: SERVER_ERROR_TYPES.expired,
+  message: 'expires_at passed before the job could start',
+});
+
 /** ojs-core section 8.1: at most 50 frames and 10,000 characters of backtrace. */
 export const BACKTRACE_MAX_FRAMES = 50;
 export const BACKTRACE_MAX_CHARS = 10_000;

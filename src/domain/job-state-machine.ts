@@ -27,6 +27,11 @@ export function isTerminal(state: JobState): boolean {
   return TERMINAL.has(state);
 }
 
+/** The states from which a job may move to `to`. */
+export function statesLeadingTo(to: JobState): JobState[] {
+  return (Object.keys(NEXT_STATES) as JobState[]).filter((from) => NEXT_STATES[from].includes(to));
+}
+
 export function canTransition(from: JobState, to: JobState): boolean {
   return NEXT_STATES[from].includes(to);
 }

@@ -10,6 +10,8 @@ import { loadDescriptorSet } from '../../src/descriptor-set';
 import { startServer, type RunningServer } from '../../src/server';
 import type { JobStore } from '../../src/store/job-store';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
+import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import { testPrefix } from './redis-server';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
@@ -21,8 +23,15 @@ export interface TestServerOptions {
   protocol?: Partial<ProtocolSettings>;
   /** Run the background loops on timers (default: no; tests call runMaintenance()). */
   runMaintenance?: boolean;
-  store?: () => JobStore;
+  /** The store to serve; by default the backend this test project runs on (see jest.config.js). */
+  store?: () => Promise<JobStore>;
   retention?: RetentionPolicy;
+}
+
+/** The store of the project's backend: in-memory, or Redis with a key prefix of its own. */
+export function defaultTestStore(): Promise<JobStore> {
+  if (process.env['OJS_TEST_BACKEND'] !== 'redis') return Promise.resolve(new MemoryJobStore());
+  return RedisJobStore.connect({ url: process.env['OJS_TEST_REDIS_URL']!, prefix: testPrefix() });
 }
 
 /** Short but realistic protocol timings for tests. */
@@ -53,7 +62,7 @@ export class TestServer {
     const server = await startServer({
       host: '127.0.0.1',
       port: 0,
-      store: (options.store ?? (() => new MemoryJobStore()))(),
+      store: await (options.store ?? defaultTestStore)(),
       clock: options.clock ?? systemClock,
       entropy: fixedJitterEntropy,
       tracer: provider.getTracer('test'),

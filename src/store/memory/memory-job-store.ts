@@ -1,6 +1,6 @@
 import { duplicateJob, duplicateWorker, invalidTransition, jobNotFound, leaseNotHeld, workerNotFound } from '../../domain/errors';
 import type { Job, TerminalState } from '../../domain/job';
-import { SERVER_ERROR_TYPES, appendError, stampError } from '../../domain/job-error';
+import { EXPIRY_REPORT, appendError, stampError } from '../../domain/job-error';
 import { assertTransition } from '../../domain/job-state-machine';
 import { claimLease, confirmedLease, leaseProblem, leaseToken } from '../../domain/lease';
 import type { RetentionPolicy } from '../../domain/retention';
@@ -391,11 +391,7 @@ export class MemoryJobStore implements JobStore {
 
   private discardExpired(slot: JobSlot, now: number): JobTransition {
     const before = slot.job;
-    const error = stampError(
-      { type: SERVER_ERROR_TYPES.expired, message: 'expires_at passed before the job could start' },
-      before.attempt,
-      now,
-    );
+    const error = stampError(EXPIRY_REPORT, before.attempt, now);
     this.tables.update(slot, { state: 'discarded', completedAt: now, error, errors: appendError(before.errors, error), nextRetryAt: undefined });
     return transition(before, slot.job);
   }

@@ -1,0 +1,77 @@
+/**
+ * The only place Redis key names are built. Every key starts with the
+ * configured prefix, whose {hash tag} puts all keys of a deployment in one
+ * Redis Cluster slot: each script touches that slot alone.
+ *
+ * Scripts receive the same KEYS list (see {@link RedisKeys.scriptKeys}).
+ * Some entries are prefixes of per-job, per-queue or per-worker keys (a
+ * script learns ids only as it runs, e.g. when it pops a queue); they carry
+ * the same hash tag, so the keys built from them stay in the declared slot.
+ */
+export class RedisKeys {
+  readonly job: string;
+  readonly ready: string;
+  readonly due: string;
+  readonly expiries: string;
+  readonly leases: string;
+  readonly seq: string;
+  readonly queues: string;
+  readonly counts: string;
+  readonly workers: string;
+  readonly worker: string;
+  readonly held: string;
+  readonly finished: string;
+  readonly channel: string;
+
+  constructor(readonly prefix: string) {
+    if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
+    this.job = `${prefix}:job:`;
+    this.ready = `${prefix}:ready:`;
+    this.due = `${prefix}:due`;
+    this.expiries = `${prefix}:expiries`;
+    this.leases = `${prefix}:leases`;
+    this.seq = `${prefix}:seq`;
+    this.queues = `${prefix}:queues`;
+    this.counts = `${prefix}:counts:`;
+    this.workers = `${prefix}:workers`;
+    this.worker = `${prefix}:worker:`;
+    this.held = `${prefix}:held:`;
+    this.finished = `${prefix}:finished:`;
+    this.channel = `${prefix}:signals`;
+  }
+
+  jobKey(jobId: string): string {
+    return this.job + jobId;
+  }
+
+  workerKey(workerId: string): string {
+    return this.worker + workerId;
+  }
+
+  heldKey(workerId: string): string {
+    return this.held + workerId;
+  }
+
+  countsKey(queue: string): string {
+    return this.counts + queue;
+  }
+
+  /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
+  scriptKeys(): string[] {
+    return [
+      this.job,
+      this.ready,
+      this.due,
+      this.expiries,
+      this.leases,
+      this.seq,
+      this.queues,
+      this.counts,
+      this.workers,
+      this.worker,
+      this.held,
+      this.finished,
+      this.channel,
+    ];
+  }
+}

@@ -1,0 +1,70 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+export interface RedisConnection {
+  /** For commands and scripts. */
+  command: Redis | Cluster;
+  /** For SUBSCRIBE (a connection in subscriber mode can do nothing else). */
+  subscriber: Redis | Cluster;
+}
+
+const CLUSTER_SCHEME = 'redis+cluster://';
+
+/** Reconnect with backoff and jitter, forever: Redis coming back must heal the server by itself. */
+function reconnectDelay(attempt: number): number {
+  return Math.min(2_000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2);
+}
+
+/**
+ * Options for the command connection. While Redis is unreachable a call
+ * fails at once (no offline queue) so that RPCs answer UNAVAILABLE instead
+ * of hanging, and a script that was in flight when the connection dropped
+ * is never sent again: scripts are not idempotent (a resent enqueue would
+ * report its own jobs as duplicates).
+ */
+const COMMAND_OPTIONS: RedisOptions = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: 5_000,
+  retryStrategy: reconnectDelay,
+  lazyConnect: true,
+};
+
+/** Subscriptions queue until connected and are restored after every reconnect. */
+const SUBSCRIBER_OPTIONS: RedisOptions = {
+  enableOfflineQueue: true,
+  autoResubscribe: true,
+  retryStrategy: reconnectDelay,
+  lazyConnect: true,
+};
+
+/**
+ * Opens the connections for a URL: redis://[user:password@]host:port[/db],
+ * rediss://... for TLS, or redis+cluster://[user:password@]host:port,host:port
+ * for Redis Cluster (any reachable nodes; the rest is discovered).
+ */
+export function openRedis(url: string): RedisConnection {
+  if (!url.startsWith(CLUSTER_SCHEME)) {
+    return { command: new Redis(url, COMMAND_OPTIONS), subscriber: new Redis(url, SUBSCRIBER_OPTIONS) };
+  }
+  const rest = url.slice(CLUSTER_SCHEME.length);
+  const at = rest.lastIndexOf('@');
+  const [username, password] = at >= 0 ? rest.slice(0, at).split(':').map(decodeURIComponent) : [];
+  const nodes = (at >= 0 ? rest.slice(at + 1) : rest).split(',').map((node) => {
+    const [host, port] = node.split(':');
+    return { host: host!, port: Number(port ?? 6379) };
+  });
+  const auth: RedisOptions = {};
+  if (username) auth.username = username;
+  if (password) auth.password = password;
+  // The cluster client needs its own queue while it discovers the slots (without it, connecting
+  // sometimes never completes); the node connections beneath it still fail fast.
+  const cluster = (options: RedisOptions): Cluster =>
+    new Cluster(nodes, {
+      enableOfflineQueue: true,
+      lazyConnect: true,
+      clusterRetryStrategy: reconnectDelay,
+      redisOptions: { ...options, ...auth, lazyConnect: false },
+    });
+  return { command: cluster(COMMAND_OPTIONS), subscriber: cluster(SUBSCRIBER_OPTIONS) };
+}

@@ -1,0 +1,374 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { FailureOutcome } from '../../domain/failure';
+import type { Job, JobState } from '../../domain/job';
+import { EXPIRY_REPORT } from '../../domain/job-error';
+import { statesLeadingTo } from '../../domain/job-state-machine';
+import type { RetentionPolicy } from '../../domain/retention';
+import type { JobTransition } from '../../domain/transition';
+import { desiredState, type Worker, type WorkerState } from '../../domain/worker';
+import type {
+  AckParams,
+  BeatOutcome,
+  BeatParams,
+  ClaimParams,
+  ClaimResult,
+  DirectParams,
+  ExtendLeaseParams,
+  FailParams,
+  JobStore,
+  QueueCounts,
+  RecoverParams,
+  ReleaseParams,
+  RemoveWorkerOutcome,
+  RemoveWorkerParams,
+  SettlementOutcome,
+  StateChange,
+  WorkerSnapshot,
+} from '../job-store';
+import type { StoreSignal } from '../store-signal';
+import { fromFlatHash, type FlatHash } from './hash-fields';
+import { decodeJob, encodeJson, newJobPairs } from './job-codec';
+import { RedisKeys } from './keys';
+import { openRedis, type RedisConnection } from './redis-connection';
+import { redisFailure, refusalError } from './script-errors';
+import { defineScripts, type ScriptArg, type ScriptName, type ScriptRunner } from './scripts';
+import { decodeSignal } from './signal-codec';
+import { decodeWorker, newWorkerPairs } from './worker-codec';
+
+export interface RedisJobStoreOptions {
+  url: string;
+  /** Key prefix with a {hash tag}; every key of the deployment lives in its slot. */
+  prefix: string;
+  /** How long `connect` waits for Redis before giving up. */
+  connectTimeoutMs?: number;
+}
+
+/** One item of the settle script (lua/settle.lua): what to check and what to apply. */
+interface SettleItem {
+  jobId: string;
+  leaseToken: string;
+  state: JobState;
+  outcome?: FailureOutcome;
+  result?: string;
+  requireExpired?: boolean;
+}
+
+type Reply = unknown[];
+
+/**
+ * RedisJobStore keeps the jobs of every server replica in one Redis (or
+ * Redis Cluster). Each state change is one Lua script (src/store/redis/lua),
+ * so one round trip and atomic: replicas never race on a read-modify-write.
+ * Signals travel on a pub/sub channel, so a change made through any replica
+ * reaches the streams held by every other.
+ */
+export class RedisJobStore implements JobStore {
+  private readonly keys: RedisKeys;
+  private readonly scriptKeys: string[];
+  private readonly run: ScriptRunner;
+  private readonly listeners = new Set<(signal: StoreSignal) => void>();
+  private isAvailable = false;
+
+  private constructor(
+    private readonly connection: RedisConnection,
+    prefix: string,
+  ) {
+    this.keys = new RedisKeys(prefix);
+    this.scriptKeys = this.keys.scriptKeys();
+    this.run = defineScripts(connection.command);
+    connection.command.on('ready', () => this.setAvailable(true));
+    connection.command.on('close', () => this.setAvailable(false));
+    // Connection errors surface as failed calls and availability changes; the event must have a listener.
+    connection.command.on('error', () => {});
+    connection.subscriber.on('error', () => {});
+    connection.subscriber.on('message', (_channel: string, message: string) => {
+      const signal = decodeSignal(message);
+      if (signal !== undefined) this.emit(signal);
+    });
+  }
+
+  /** Connects (waiting for Redis up to the timeout) and subscribes to the signal channel. */
+  static async connect(options: RedisJobStoreOptions): Promise<RedisJobStore> {
+    const store = new RedisJobStore(openRedis(options.url), options.prefix);
+    const timeoutMs = options.connectTimeoutMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis at ${options.url} did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([
+        Promise.all([store.connection.command.connect(), store.connection.subscriber.connect()]).then(() =>
+          store.connection.subscriber.subscribe(store.keys.channel),
+        ),
+        timedOut,
+      ]);
+    } catch (error) {
+      await store.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    return store;
+  }
+
+  async enqueue(jobs: readonly Job[]): Promise<void> {
+    // buildJobs creates a batch at one instant; the scripts take it as "now".
+    const args: ScriptArg[] = [jobs[0]?.createdAt ?? 0, jobs.length];
+    for (const job of jobs) {
+      const pairs = newJobPairs(job);
+      args.push(job.id, job.queue, job.state, pairs.length / 2, ...pairs);
+    }
+    const reply = (await this.call('enqueue', args)) as string[];
+    if (reply[0] === 'duplicate') throw refusalError({ status: 'duplicate', jobId: reply[1]! });
+  }
+
+  async getJob(jobId: string): Promise<Job | undefined> {
+    return (await this.getJobs([jobId]))[0];
+  }
+
+  async getJobs(jobIds: readonly string[]): Promise<(Job | undefined)[]> {
+    if (jobIds.length === 0) return [];
+    const pipeline = this.connection.command.pipeline();
+    for (const id of jobIds) pipeline.hgetall(this.keys.jobKey(id));
+    const replies = await this.guard(pipeline.exec());
+    return (replies ?? []).map(([error, hash]) => {
+      if (error !== null) throw redisFailure(error);
+      return decodeJob(hash as Record<string, string>);
+    });
+  }
+
+  async claim(params: ClaimParams): Promise<ClaimResult> {
+    const reply = (await this.call('claim', [
+      params.now,
+      params.workerId,
+      params.max,
+      params.leaseNonce,
+      params.confirmWithinMs,
+      ...params.queues,
+    ])) as Reply;
+    if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
+    const jobs = (reply[3] as FlatHash[]).map((hash) => decodeJob(hash)!);
+    return { isRunning: reply[1] === 1, freeCapacity: Math.max(0, Number(reply[2])), jobs };
+  }
+
+  async releaseUndelivered(params: ReleaseParams): Promise<JobTransition[]> {
+    const args: ScriptArg[] = [params.now, params.requireUnconfirmedLapse ? 1 : 0];
+    for (const lease of params.leases) args.push(lease.jobId, lease.leaseToken);
+    return ((await this.call('release-undelivered', args)) as Reply[]).map(decodeTransition);
+  }
+
+  async ack(params: AckParams): Promise<SettlementOutcome[]> {
+    const items = params.items.map((item) => ({ ...item, state: 'completed' as const, result: encodeJson(item.result) }));
+    return (await this.settle('ack', params.workerId, items, params.now)).outcomes;
+  }
+
+  async fail(params: FailParams): Promise<SettlementOutcome[]> {
+    const items = params.items.map((item) => ({ ...item, state: item.outcome.state }));
+    return (await this.settle('fail', params.workerId, items, params.now)).outcomes;
+  }
+
+  async extendLease(params: ExtendLeaseParams): Promise<number> {
+    const reply = (await this.call('extend-lease', [params.now, params.workerId, params.jobId, params.leaseToken])) as string[];
+    if (reply[0] !== 'ok') throw refusalError({ status: reply[0]!, jobId: params.jobId, state: reply[1] ?? '' });
+    return Number(reply[1]);
+  }
+
+  async cancel(jobId: string, now: number): Promise<StateChange> {
+    return this.manualTransition('cancel', jobId, 'cancelled', [now, jobId, statesLeadingTo('cancelled').join(',')]);
+  }
+
+  async activate(jobId: string, now: number): Promise<StateChange> {
+    return this.manualTransition('activate', jobId, 'available', [now, jobId]);
+  }
+
+  async retry(jobId: string, now: number): Promise<StateChange> {
+    return this.manualTransition('retry', jobId, 'available', [now, jobId]);
+  }
+
+  async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
+    return ((await this.call('promote-due', [now, limit, EXPIRY_REPORT.message])) as Reply[]).map(decodeTransition);
+  }
+
+  async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
+    return ((await this.call('find-expired-leases', [now, limit])) as FlatHash[]).flatMap((hash) => decodeJob(hash) ?? []);
+  }
+
+  async recover(params: RecoverParams): Promise<JobTransition[]> {
+    const items = params.items.map((item) => ({ ...item, state: item.outcome.state }));
+    return (await this.settle('recover', '', items, params.now)).transitions;
+  }
+
+  async pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number> {
+    const { completedMs, cancelledMs, discardedMs, maxJobs } = retention;
+    return Number(await this.call('prune-terminal', [now, completedMs, cancelledMs, discardedMs, maxJobs, limit]));
+  }
+
+  async registerWorker(worker: Worker): Promise<void> {
+    const reply = (await this.call('register-worker', [worker.workerId, worker.lastBeatAt, ...newWorkerPairs(worker)])) as string[];
+    if (reply[0] === 'duplicate') throw refusalError({ status: 'duplicate', workerId: worker.workerId });
+  }
+
+  async getWorker(workerId: string): Promise<WorkerSnapshot | undefined> {
+    return (await this.readWorkers(['one', workerId]))[0];
+  }
+
+  async listWorkers(): Promise<WorkerSnapshot[]> {
+    return this.readWorkers(['all']);
+  }
+
+  async findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]> {
+    return this.readWorkers(['silent', cutoff, limit]);
+  }
+
+  async recordBeat(params: BeatParams): Promise<BeatOutcome> {
+    const reply = (await this.call('record-beat', [
+      params.now,
+      params.workerId,
+      params.sequence,
+      params.expected.state,
+      params.expected.directive ?? '',
+      params.next.state,
+      params.next.directive ?? '',
+      desiredState(params.next),
+      JSON.stringify(params.activeJobIds),
+      ...params.activeJobIds,
+    ])) as Reply;
+    if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
+    return {
+      result: reply[0] as BeatOutcome['result'],
+      desiredState: reply[1] as WorkerState,
+      cancelledJobIds: (reply[2] as string[] | undefined) ?? [],
+    };
+  }
+
+  async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
+    const reply = (await this.call('direct-worker', [
+      params.workerId,
+      params.expected.state,
+      params.expected.directive ?? '',
+      params.next.state,
+      params.next.directive ?? '',
+      desiredState(params.next),
+    ])) as string[];
+    if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
+    return reply[0] as 'applied' | 'conflict';
+  }
+
+  async removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome> {
+    const items = params.recoveries.map((item) => ({ ...item, state: item.outcome.state }));
+    const { removed, transitions } = await this.settle('remove', params.workerId, items, params.now, params.ifLastBeatAt);
+    return { removed, transitions };
+  }
+
+  async queueCounts(): Promise<QueueCounts[]> {
+    const reply = (await this.call('queue-counts', [])) as [string, FlatHash][];
+    return reply
+      .map(([queue, hash]) => {
+        const counts = fromFlatHash(hash);
+        const count = (state: JobState): number => Number(counts[state] ?? 0);
+        return {
+          queue,
+          scheduled: count('scheduled'),
+          available: count('available'),
+          pending: count('pending'),
+          active: count('active'),
+          completed: count('completed'),
+          retryable: count('retryable'),
+          cancelled: count('cancelled'),
+          discarded: count('discarded'),
+        };
+      })
+      .sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
+  }
+
+  subscribe(listener: (signal: StoreSignal) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    this.connection.subscriber.disconnect();
+    this.connection.command.disconnect();
+  }
+
+  private async settle(mode: string, workerId: string, items: readonly SettleItem[], now: number, ifLastBeatAt?: number) {
+    const args: ScriptArg[] = [now, mode, workerId, ifLastBeatAt ?? '', items.length];
+    for (const item of items) {
+      const outcome = item.outcome;
+      args.push(
+        item.jobId,
+        item.leaseToken,
+        item.state,
+        outcome?.state === 'retryable' ? outcome.nextRetryAt : '',
+        outcome?.state === 'discarded' && outcome.deadLetter ? 1 : 0,
+        encodeJson(outcome?.error),
+        encodeJson(outcome?.errors),
+        item.result ?? '',
+        item.requireExpired === true ? 1 : 0,
+      );
+    }
+    const reply = (await this.call('settle', args)) as [string, number, Reply[]];
+    const outcomes = reply[2].map((result, i): SettlementOutcome => {
+      const [status, state, transition] = result as [string, string, Reply | undefined];
+      const item = items[i]!;
+      if (status !== 'ok') return { ok: false, error: refusalError({ status, jobId: item.jobId, state }) };
+      const settled: SettlementOutcome = { ok: true, transition: decodeTransition(transition!) };
+      if (item.outcome?.state === 'retryable') settled.nextRetryAt = item.outcome.nextRetryAt;
+      return settled;
+    });
+    const transitions = outcomes.flatMap((o) => (o.ok ? [o.transition] : []));
+    return { removed: reply[1] === 1, outcomes, transitions };
+  }
+
+  private async manualTransition(script: ScriptName, jobId: string, wanted: JobState, args: ScriptArg[]): Promise<StateChange> {
+    const reply = (await this.call(script, args)) as Reply;
+    if (reply[0] !== 'ok') throw refusalError({ status: String(reply[0]), jobId, state: String(reply[1] ?? ''), wanted });
+    const change: StateChange = { job: decodeJob(reply[3] as FlatHash)!, from: reply[1] as JobState };
+    if (reply[2] !== '') change.workerId = reply[2] as string;
+    return change;
+  }
+
+  private async readWorkers(args: ScriptArg[]): Promise<WorkerSnapshot[]> {
+    const reply = (await this.call('read-workers', args)) as [FlatHash, string[]][];
+    return reply.map(([hash, heldJobIds]) => ({ worker: decodeWorker(hash), heldJobIds }));
+  }
+
+  private call(name: ScriptName, args: readonly ScriptArg[]): Promise<unknown> {
+    return this.guard(this.run(name, this.scriptKeys, args));
+  }
+
+  /** Every Redis failure becomes an OjsError here: UNAVAILABLE for connection trouble. */
+  private async guard<T>(promise: Promise<T>): Promise<T> {
+    try {
+      return await promise;
+    } catch (error) {
+      throw redisFailure(error);
+    }
+  }
+
+  private setAvailable(isAvailable: boolean): void {
+    if (this.isAvailable === isAvailable) return;
+    this.isAvailable = isAvailable;
+    this.emit({ kind: 'availability', isAvailable });
+  }
+
+  private emit(signal: StoreSignal): void {
+    for (const listener of this.listeners) listener(signal);
+  }
+}
+
+/** A transition as scripts return it: id, type, queue, from, to, attempt, worker ('' for none). */
+function decodeTransition(reply: Reply): JobTransition {
+  const [jobId, type, queue, from, to, attempt, workerId] = reply as string[];
+  const transition: JobTransition = {
+    jobId: jobId!,
+    type: type!,
+    queue: queue!,
+    from: from as JobState,
+    to: to as JobState,
+    attempt: Number(attempt),
+  };
+  if (workerId) transition.workerId = workerId;
+  return transition;
+}

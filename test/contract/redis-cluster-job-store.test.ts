@@ -1,0 +1,12 @@
+import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import { RedisClusterProcesses, testPrefix } from '../support/redis-server';
+import { describeJobStoreContract } from './job-store-contract';
+
+// Three masters built with `redis-cli --cluster create`; every script must touch one slot.
+let cluster: RedisClusterProcesses;
+beforeAll(async () => {
+  cluster = await RedisClusterProcesses.start();
+}, 60_000);
+afterAll(() => cluster.destroy());
+
+describeJobStoreContract('redis cluster', { create: () => RedisJobStore.connect({ url: cluster.url, prefix: testPrefix() }) });

@@ -1,0 +1,11 @@
+import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import { RedisServerProcess, testPrefix } from '../support/redis-server';
+import { describeJobStoreContract } from './job-store-contract';
+
+let redis: RedisServerProcess;
+beforeAll(async () => {
+  redis = await RedisServerProcess.start();
+});
+afterAll(() => redis.destroy());
+
+describeJobStoreContract('redis', { create: () => RedisJobStore.connect({ url: redis.url, prefix: testPrefix() }) });

@@ -1,0 +1,146 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** A port that was free a moment ago (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface RedisServerOptions {
+  /** Append-only file, so that what Redis acknowledged survives a restart. */
+  appendonly?: boolean;
+  cluster?: boolean;
+  port?: number;
+}
+
+/**
+ * A redis-server process of the test's own, on 127.0.0.1 and a free port,
+ * with its data in a temporary directory. It is stopped by its own PID.
+ */
+export class RedisServerProcess {
+  private child: ChildProcess | undefined;
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    private readonly options: RedisServerOptions,
+  ) {}
+
+  static async start(options: RedisServerOptions = {}): Promise<RedisServerProcess> {
+    const server = new RedisServerProcess(options.port ?? (await freePort()), mkdtempSync(join(tmpdir(), 'ojs-redis-')), options);
+    await server.launch();
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Stops the process (SIGTERM, or SIGKILL to simulate a crash) and waits for it to exit. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (child === undefined || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    process.kill(child.pid!, signal);
+    await exited;
+  }
+
+  /** Starts the same server again, on the same port and data directory. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.launch();
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** Runs redis-cli against this server. */
+  async cli(...args: string[]): Promise<string> {
+    const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...args]);
+    return stdout.trim();
+  }
+
+  private async launch(): Promise<void> {
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      this.options.appendonly === true ? 'yes' : 'no',
+      '--appendfsync',
+      'always',
+      '--daemonize',
+      'no',
+    ];
+    if (this.options.cluster === true) args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${this.port}.conf`);
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) resolve();
+      });
+    });
+  }
+}
+
+/** A three-master Redis Cluster of the test's own, built with redis-cli --cluster create. */
+export class RedisClusterProcesses {
+  private constructor(readonly nodes: RedisServerProcess[]) {}
+
+  static async start(): Promise<RedisClusterProcesses> {
+    const nodes = await Promise.all([0, 1, 2].map(() => RedisServerProcess.start({ cluster: true })));
+    const cluster = new RedisClusterProcesses(nodes);
+    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await cluster.waitUntilOk();
+    return cluster;
+  }
+
+  get url(): string {
+    return `redis+cluster://${this.nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`;
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.destroy()));
+  }
+
+  /** Waits (asking, not sleeping between identical answers needlessly) until every node agrees the cluster is ok. */
+  private async waitUntilOk(): Promise<void> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const infos = await Promise.all(this.nodes.map((n) => n.cli('cluster', 'info')));
+      if (infos.every((info) => info.includes('cluster_state:ok'))) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error('the Redis cluster did not reach cluster_state:ok');
+  }
+}
+
+/** A key prefix of its own for one test, so tests share a Redis without seeing each other's keys. */
+export function testPrefix(): string {
+  return `{t-${randomUUID().slice(0, 8)}}`;
+}
