@@ -1,6 +1,8 @@
 import { pino } from 'pino';
 import { systemClock } from './domain/clock';
-import { ConfigError, loadConfig, usage } from './config/config';
+import { ConfigError, loadConfig, usage, type BackendConfig } from './config/config';
+import type { JobStore } from './store/job-store';
+import { RedisJobStore } from './store/redis/redis-job-store';
 import { loadDescriptorSet } from './descriptor-set';
 import { startServer } from './server';
 import { MemoryJobStore } from './store/memory/memory-job-store';
@@ -22,10 +24,11 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env, argv);
   const logger = pino({ level: config.logLevel, base: { service: 'ojs-grpc-server' }, timestamp: pino.stdTimeFunctions.isoTime });
   const telemetry = startTelemetry(process.env);
+  const store = await openStore(config.backend);
   const server = await startServer({
     host: config.host,
     port: config.port,
-    store: new MemoryJobStore(),
+    store,
     clock: systemClock,
     entropy: systemEntropy,
     tracer: telemetry.tracer,
@@ -37,7 +40,12 @@ async function main(): Promise<void> {
     serverVersion: SERVER_VERSION,
     runMaintenance: true,
   });
-  logger.info({ host: config.host, port: server.port, backend: 'memory', version: SERVER_VERSION }, 'ojs server listening');
+  logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
+  store.subscribe((signal) => {
+    if (signal.kind !== 'availability') return;
+    if (signal.isAvailable) logger.info({ backend: config.backend.kind }, 'store reachable again; serving');
+    else logger.error({ backend: config.backend.kind }, 'store unreachable; answering UNAVAILABLE and NOT_SERVING until it returns');
+  });
 
   let isStopping = false;
   const stop = (signal: NodeJS.Signals): void => {
@@ -63,6 +71,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+}
+
+/** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */
+async function openStore(backend: BackendConfig): Promise<JobStore> {
+  if (backend.kind === 'memory') return new MemoryJobStore();
+  return RedisJobStore.connect({ url: backend.url, prefix: backend.prefix });
 }
 
 main().catch((error: unknown) => {

@@ -53,6 +53,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     descriptorSet: options.descriptorSet,
     serverVersion: options.serverVersion,
   });
+  // The standard health service follows the store: NOT_SERVING while it is unreachable.
+  options.store.subscribe((signal) => {
+    if (signal.kind === 'availability') grpc.setServing(signal.isAvailable);
+  });
   if (options.runMaintenance) maintenance.start();
   return {
     port: grpc.port,

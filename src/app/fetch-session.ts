@@ -42,11 +42,16 @@ export class FetchSession {
   }
 
   /**
-   * A keepalive is due. It also forgets the capacity estimate and claims
-   * once, so a lost signal can delay a job by one keepalive interval at most.
+   * A keepalive is due. It also refreshes the session, so that a lost signal
+   * delays a job by one keepalive interval at most.
    */
   keepalive(): void {
     this.isKeepaliveDue = true;
+    this.refresh();
+  }
+
+  /** Forgets the capacity estimate and claims once: for when signals may have been missed. */
+  refresh(): void {
     this.freeCapacity = Number.POSITIVE_INFINITY;
     this.wake();
   }

@@ -174,6 +174,10 @@ export class WorkerStreams {
         this.sessions.get(signal.workerId)?.end('worker_removed');
         for (const listener of this.listenersOf(signal.workerId)) listener.removed();
         return;
+      case 'availability':
+        // Signals may have been lost while the store was away: every stream looks again.
+        if (signal.isAvailable) for (const session of this.sessions.values()) session.refresh();
+        return;
     }
   }
 

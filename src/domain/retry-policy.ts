@@ -81,6 +81,21 @@ export function resolveRetryPolicy(
   return policy;
 }
 
+/** Whether `policy` is exactly the default (a constant of the specification, not a setting). */
+export function isDefaultRetryPolicy(policy: RetryPolicy): boolean {
+  const d = DEFAULT_RETRY_POLICY;
+  return (
+    policy === d ||
+    (policy.maxAttempts === d.maxAttempts &&
+      policy.initialIntervalMs === d.initialIntervalMs &&
+      policy.backoffCoefficient === d.backoffCoefficient &&
+      policy.maxIntervalMs === d.maxIntervalMs &&
+      policy.jitter === d.jitter &&
+      policy.nonRetryableErrors.length === 0 &&
+      policy.onExhaustion === d.onExhaustion)
+  );
+}
+
 /** The policy in its wire form, durations as ISO 8601 strings. */
 export function describeRetryPolicy(policy: RetryPolicy): Required<RetryPolicyInput> {
   return {

@@ -1,5 +1,5 @@
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
-import { RedisClusterProcesses, testPrefix } from '../support/redis-server';
+import { RedisClusterProcesses, testPrefix } from '../../tools/redis-server';
 import { describeJobStoreContract } from './job-store-contract';
 
 // Three masters built with `redis-cli --cluster create`; every script must touch one slot.

@@ -1,5 +1,5 @@
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
-import { RedisServerProcess, testPrefix } from '../support/redis-server';
+import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { describeJobStoreContract } from './job-store-contract';
 
 let redis: RedisServerProcess;

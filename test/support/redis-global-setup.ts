@@ -1,4 +1,4 @@
-import { RedisServerProcess } from './redis-server';
+import { RedisServerProcess } from '../../tools/redis-server';
 
 /** Starts the redis-server shared by the Redis project's test files (each test server gets its own prefix). */
 export default async function setup(): Promise<void> {

@@ -11,7 +11,7 @@ import { startServer, type RunningServer } from '../../src/server';
 import type { JobStore } from '../../src/store/job-store';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
-import { testPrefix } from './redis-server';
+import { testPrefix } from '../../tools/redis-server';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';

@@ -1,7 +1,8 @@
 import type { Job, JobError, JobState } from '../../domain/job';
+import { isTerminal } from '../../domain/job-state-machine';
 import type { JsonObject, JsonValue } from '../../domain/json';
-import type { RetryPolicy } from '../../domain/retry-policy';
-import { fromFlatHash, optionalNumber, toPairs, type FlatHash } from './hash-fields';
+import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type RetryPolicy } from '../../domain/retry-policy';
+import { fromFlatHash, optionalNumber, type FlatHash } from './hash-fields';
 
 /**
  * A job as a Redis hash. What never changes after enqueue is one JSON field
@@ -21,14 +22,33 @@ interface JobBody {
   timeoutMs: number;
   scheduledAt?: number;
   expiresAt?: number;
-  retry: RetryPolicy;
+  /** Absent when it is the default policy (a constant), which is most jobs. */
+  retry?: RetryPolicy;
   visibilityTimeoutMs: number;
   schema?: string;
   createdAt: number;
 }
 
-/** The hash of a new job, as field/value pairs for HSET. */
-export function newJobPairs(job: Job): string[] {
+/** Separates the header fields of a new job (none of them can contain it: ids, names and numbers). */
+export const HEADER_SEPARATOR = '\x1f';
+
+/**
+ * A new job as enqueue.lua takes it: a header (id, queue, state, priority,
+ * expires at, scheduled at, type, visibility timeout, joined by
+ * {@link HEADER_SEPARATOR}) and the body JSON, so the body is encoded once
+ * and a script never decodes JSON.
+ */
+export function newJobArgs(job: Job): [string, string] {
+  const header = [
+    job.id,
+    job.queue,
+    job.state,
+    job.priority,
+    job.expiresAt ?? '',
+    job.scheduledAt ?? '',
+    job.type,
+    job.visibilityTimeoutMs,
+  ].join(HEADER_SEPARATOR);
   const body: JobBody = {
     specversion: job.specversion,
     id: job.id,
@@ -38,52 +58,68 @@ export function newJobPairs(job: Job): string[] {
     meta: job.meta,
     priority: job.priority,
     timeoutMs: job.timeoutMs,
-    retry: job.retry,
     visibilityTimeoutMs: job.visibilityTimeoutMs,
     createdAt: job.createdAt,
   };
+  if (!isDefaultRetryPolicy(job.retry)) body.retry = job.retry;
   if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
   if (job.schema !== undefined) body.schema = job.schema;
-  return toPairs({
-    body: JSON.stringify(body),
-    type: job.type,
-    queue: job.queue,
-    priority: job.priority,
-    vis: job.visibilityTimeoutMs,
-    scheduledAt: job.scheduledAt,
-    expiresAt: job.expiresAt,
-    state: job.state,
-    attempt: job.attempt,
-    enqueuedAt: job.enqueuedAt,
-    errors: JSON.stringify(job.errors),
-    deadLetter: job.deadLetter ? 1 : 0,
-  });
+  return [header, JSON.stringify(body)];
 }
 
-/** A job from its hash (as HGETALL returns it), or undefined for a missing key. */
+/** The job that the body and the mutable fields describe, built with one fixed shape. */
+function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string | undefined): Job {
+  const job: Job = {
+    specversion: body.specversion,
+    id: body.id,
+    type: body.type,
+    queue: body.queue,
+    args: body.args,
+    meta: body.meta,
+    priority: body.priority,
+    timeoutMs: body.timeoutMs,
+    scheduledAt: body.scheduledAt,
+    expiresAt: body.expiresAt,
+    retry: body.retry ?? DEFAULT_RETRY_POLICY,
+    visibilityTimeoutMs: body.visibilityTimeoutMs,
+    schema: body.schema,
+    state,
+    attempt,
+    createdAt: body.createdAt,
+    enqueuedAt: undefined,
+    startedAt: undefined,
+    completedAt: undefined,
+    error: undefined,
+    errors: errors === undefined || errors === '[]' ? [] : (JSON.parse(errors) as JobError[]).map(normalizeError),
+    result: undefined,
+    nextRetryAt: undefined,
+    deadLetter: false,
+    lease: undefined,
+  };
+  return job;
+}
+
+/**
+ * A job from its hash (as HGETALL returns it), or undefined for a missing key.
+ * Scripts leave fields behind when a state change makes them meaningless
+ * (the lease of a finished attempt, the error of a completed job...), which
+ * saves a write on every settlement; this is the one place that shows each
+ * field only in the states where it means something.
+ */
 export function decodeJob(hash: FlatHash | Record<string, string>): Job | undefined {
   const fields = Array.isArray(hash) ? fromFlatHash(hash) : (hash as Record<string, string>);
   if (fields['body'] === undefined) return undefined;
-  const body = JSON.parse(fields['body']) as JobBody;
-  const job: Job = {
-    ...body,
-    state: fields['state'] as JobState,
-    attempt: Number(fields['attempt'] ?? 0),
-    errors: (JSON.parse(fields['errors'] ?? '[]') as JobError[]).map(normalizeError),
-    deadLetter: fields['deadLetter'] === '1',
-  };
-  const enqueuedAt = optionalNumber(fields['enqueuedAt']);
-  const startedAt = optionalNumber(fields['startedAt']);
-  const completedAt = optionalNumber(fields['completedAt']);
-  const nextRetryAt = optionalNumber(fields['nextRetryAt']);
-  if (enqueuedAt !== undefined) job.enqueuedAt = enqueuedAt;
-  if (startedAt !== undefined) job.startedAt = startedAt;
-  if (completedAt !== undefined) job.completedAt = completedAt;
-  if (nextRetryAt !== undefined) job.nextRetryAt = nextRetryAt;
-  if (fields['error'] !== undefined) job.error = normalizeError(JSON.parse(fields['error']) as JobError);
-  if (fields['result'] !== undefined) job.result = JSON.parse(fields['result']) as JsonValue;
-  if (fields['leaseWorker'] !== undefined) {
+  const state = fields['state'] as JobState;
+  const job = jobFrom(JSON.parse(fields['body']) as JobBody, state, Number(fields['attempt'] ?? 0), fields['errors']);
+  job.enqueuedAt = optionalNumber(fields['enqueuedAt']);
+  job.startedAt = optionalNumber(fields['startedAt']);
+  if (isTerminal(state)) job.completedAt = optionalNumber(fields['completedAt']);
+  if (state === 'retryable') job.nextRetryAt = optionalNumber(fields['nextRetryAt']);
+  if (state === 'discarded') job.deadLetter = fields['deadLetter'] === '1';
+  if (state !== 'completed' && fields['error'] !== undefined) job.error = normalizeError(JSON.parse(fields['error']) as JobError);
+  if (state === 'completed' && fields['result'] !== undefined) job.result = JSON.parse(fields['result']) as JsonValue;
+  if (state === 'active' && fields['leaseWorker'] !== undefined) {
     job.lease = {
       workerId: fields['leaseWorker'],
       token: fields['leaseToken'] ?? '',
@@ -91,6 +127,21 @@ export function decodeJob(hash: FlatHash | Record<string, string>): Job | undefi
       isConfirmed: fields['leaseConfirmed'] === '1',
     };
   }
+  return job;
+}
+
+/**
+ * A job claim.lua just made active, from its compact reply
+ * ({id, attempt, lease expires at, body, enqueued at, errors, error}): an
+ * active job has no result, completion, retry time or dead-letter mark.
+ */
+export function decodeClaimedJob(reply: readonly string[], workerId: string, leaseNonce: string, now: number): Job {
+  const attempt = Number(reply[1]);
+  const job = jobFrom(JSON.parse(reply[3]!) as JobBody, 'active', attempt, reply[5]);
+  job.startedAt = now;
+  job.enqueuedAt = optionalNumber(reply[4]);
+  if (reply[6]) job.error = normalizeError(JSON.parse(reply[6]) as JobError);
+  job.lease = { workerId, token: `${leaseNonce}.${attempt}`, expiresAt: Number(reply[2]), isConfirmed: false };
   return job;
 }
 

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { FailureOutcome } from '../../domain/failure';
 import type { Job, JobState } from '../../domain/job';
+import type { JsonValue } from '../../domain/json';
 import { EXPIRY_REPORT } from '../../domain/job-error';
 import { statesLeadingTo } from '../../domain/job-state-machine';
 import type { RetentionPolicy } from '../../domain/retention';
@@ -27,7 +28,7 @@ import type {
 } from '../job-store';
 import type { StoreSignal } from '../store-signal';
 import { fromFlatHash, type FlatHash } from './hash-fields';
-import { decodeJob, encodeJson, newJobPairs } from './job-codec';
+import { decodeClaimedJob, decodeJob, encodeJson, newJobArgs } from './job-codec';
 import { RedisKeys } from './keys';
 import { openRedis, type RedisConnection } from './redis-connection';
 import { redisFailure, refusalError } from './script-errors';
@@ -48,8 +49,9 @@ interface SettleItem {
   jobId: string;
   leaseToken: string;
   state: JobState;
+  /** The decided outcome; absent for an ack. */
   outcome?: FailureOutcome;
-  result?: string;
+  result?: JsonValue;
   requireExpired?: boolean;
 }
 
@@ -112,12 +114,8 @@ export class RedisJobStore implements JobStore {
   }
 
   async enqueue(jobs: readonly Job[]): Promise<void> {
-    // buildJobs creates a batch at one instant; the scripts take it as "now".
-    const args: ScriptArg[] = [jobs[0]?.createdAt ?? 0, jobs.length];
-    for (const job of jobs) {
-      const pairs = newJobPairs(job);
-      args.push(job.id, job.queue, job.state, pairs.length / 2, ...pairs);
-    }
+    // buildJobs creates a batch at one instant; the script takes it as "now".
+    const args: ScriptArg[] = [jobs[0]?.createdAt ?? 0, ...jobs.flatMap(newJobArgs)];
     const reply = (await this.call('enqueue', args)) as string[];
     if (reply[0] === 'duplicate') throw refusalError({ status: 'duplicate', jobId: reply[1]! });
   }
@@ -147,7 +145,7 @@ export class RedisJobStore implements JobStore {
       ...params.queues,
     ])) as Reply;
     if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
-    const jobs = (reply[3] as FlatHash[]).map((hash) => decodeJob(hash)!);
+    const jobs = (reply[3] as string[][]).map((claimed) => decodeClaimedJob(claimed, params.workerId, params.leaseNonce, params.now));
     return { isRunning: reply[1] === 1, freeCapacity: Math.max(0, Number(reply[2])), jobs };
   }
 
@@ -158,7 +156,7 @@ export class RedisJobStore implements JobStore {
   }
 
   async ack(params: AckParams): Promise<SettlementOutcome[]> {
-    const items = params.items.map((item) => ({ ...item, state: 'completed' as const, result: encodeJson(item.result) }));
+    const items = params.items.map((item) => ({ ...item, state: 'completed' as const }));
     return (await this.settle('ack', params.workerId, items, params.now)).outcomes;
   }
 
@@ -296,15 +294,18 @@ export class RedisJobStore implements JobStore {
     const args: ScriptArg[] = [now, mode, workerId, ifLastBeatAt ?? '', items.length];
     for (const item of items) {
       const outcome = item.outcome;
+      if (outcome === undefined) {
+        args.push(item.jobId, item.leaseToken, encodeJson(item.result));
+        continue;
+      }
       args.push(
         item.jobId,
         item.leaseToken,
         item.state,
-        outcome?.state === 'retryable' ? outcome.nextRetryAt : '',
-        outcome?.state === 'discarded' && outcome.deadLetter ? 1 : 0,
-        encodeJson(outcome?.error),
-        encodeJson(outcome?.errors),
-        item.result ?? '',
+        outcome.state === 'retryable' ? outcome.nextRetryAt : '',
+        outcome.state === 'discarded' && outcome.deadLetter ? 1 : 0,
+        encodeJson(outcome.error),
+        encodeJson(outcome.errors),
         item.requireExpired === true ? 1 : 0,
       );
     }

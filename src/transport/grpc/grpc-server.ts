@@ -24,6 +24,8 @@ export interface GrpcServerOptions {
 export interface GrpcServer {
   readonly port: number;
   readonly health: HealthState;
+  /** Sets the overall and per-service health (unless the server is shutting down). */
+  setServing(isServing: boolean): void;
   /**
    * Graceful stop: health turns NOT_SERVING, new calls are refused, streams
    * end with UNAVAILABLE, in-flight unary calls get `timeoutMs` to finish.
@@ -50,18 +52,26 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   server.add(OperatorServiceDefinition, new OperatorServiceHandlers(app));
   server.add(HealthDefinition, HealthServiceImpl(health));
   const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
-  for (const service of ojsServices) health.setStatus('healthy', service);
   for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
     server.add(definition, implementation);
   }
 
   const port = await server.listen(`${options.host}:${options.port}`);
+  let isShuttingDown = false;
+  const setStatus = (status: 'healthy' | 'unhealthy'): void => {
+    health.setStatus(status);
+    for (const service of ojsServices) health.setStatus(status, service);
+  };
+  setStatus('healthy');
   return {
     port,
     health,
+    setServing(isServing: boolean): void {
+      if (!isShuttingDown) setStatus(isServing ? 'healthy' : 'unhealthy');
+    },
     async shutdown(timeoutMs: number): Promise<void> {
-      health.setStatus('unhealthy');
-      for (const service of ojsServices) health.setStatus('unhealthy', service);
+      isShuttingDown = true;
+      setStatus('unhealthy');
       const drained = server.shutdown();
       workerService.endStreams();
       let timer: NodeJS.Timeout | undefined;

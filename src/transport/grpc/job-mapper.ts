@@ -3,7 +3,13 @@ import type { FailureReport } from '../../domain/job-error';
 import type { JsonObject } from '../../domain/json';
 import type { JobSubmission } from '../../domain/job-submission';
 import { visibilityDeadline } from '../../domain/lease';
-import { describeRetryPolicy, type RetryPolicyInput } from '../../domain/retry-policy';
+import {
+  DEFAULT_RETRY_POLICY,
+  describeRetryPolicy,
+  isDefaultRetryPolicy,
+  type RetryPolicy,
+  type RetryPolicyInput,
+} from '../../domain/retry-policy';
 import type {
   Job as ProtoJob,
   JobError as ProtoJobError,
@@ -99,9 +105,16 @@ export function toDelivery(job: Job): Delivery {
   return { job: toProtoJob(job), leaseToken: job.lease!.token, leaseExpiresAt: toDate(visibilityDeadline(job)) };
 }
 
+function describePolicy(policy: RetryPolicy): ProtoRetryPolicy {
+  const described = describeRetryPolicy(policy);
+  return { ...described, onExhaustion: toProtoOnExhaustion(described.onExhaustion) };
+}
+
+/** Most jobs carry the default policy: describe it once (encoding never changes the object). */
+const DEFAULT_PROTO_RETRY_POLICY = describePolicy(DEFAULT_RETRY_POLICY);
+
 function toProtoRetryPolicy(job: Job): ProtoRetryPolicy {
-  const policy = describeRetryPolicy(job.retry);
-  return { ...policy, onExhaustion: toProtoOnExhaustion(policy.onExhaustion) };
+  return isDefaultRetryPolicy(job.retry) ? DEFAULT_PROTO_RETRY_POLICY : describePolicy(job.retry);
 }
 
 function toProtoJobError(error: JobError): ProtoJobError {

@@ -11,6 +11,6 @@ local key = K.job .. id
 local job = redis.call('HMGET', key, 'state', 'queue')
 if not job[1] then return { 'not_found' } end
 if job[1] ~= 'pending' then return { 'invalid_state', job[1] } end
-enter(id, job[2], 'pending', 'available', ARGV[1])
-publishSignals()
+enter(id, { queue = job[2] }, 'pending', 'available', ARGV[1])
+finish()
 return { 'ok', 'pending', '', redis.call('HGETALL', key) }

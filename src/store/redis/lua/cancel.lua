@@ -8,20 +8,20 @@
   ARGV: 1 now, 2 job id, 3 states that may move to cancelled, comma-separated.
   Returns: {'not_found'} | {'invalid_state', state} | {'ok', previous state, previous holder, job hash}.
 ]]
-local now = ARGV[1]
 local id = ARGV[2]
 local key = K.job .. id
 local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'queue')
-local from, holder = job[1], job[2]
+local from = job[1]
 if not from then return { 'not_found' } end
 if from == 'cancelled' then return { 'ok', from, '', redis.call('HGETALL', key) } end
 if not string.find(',' .. ARGV[3] .. ',', ',' .. from .. ',', 1, true) then return { 'invalid_state', from } end
+-- Lease fields outlive their attempt; only an active job's are current.
+local holder = from == 'active' and job[2] or nil
 if holder then
   releaseLease(id, holder)
   signals[#signals + 1] = { k = 'x', w = holder, j = { id } }
 end
 unindex(id, job[3])
-redis.call('HDEL', key, 'nextRetryAt')
-enter(id, job[3], from, 'cancelled', now)
-publishSignals()
+enter(id, { queue = job[3] }, from, 'cancelled', ARGV[1])
+finish()
 return { 'ok', from, holder or '', redis.call('HGETALL', key) }

@@ -10,7 +10,8 @@
         claimed: it leaves the ready queue and promote-due discards it.
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6.. queues in order.
-  Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left, {job hash...}}.
+  Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
+           {{id, attempt, lease expires at, body, enqueued at, errors, error}...}}.
 ]]
 local now = tonumber(ARGV[1])
 local workerId = ARGV[2]
@@ -21,6 +22,7 @@ local held = K.held .. workerId
 local free = tonumber(worker[2]) - redis.call('SCARD', held)
 local limit = math.min(tonumber(ARGV[3]), free)
 local confirmWithin = tonumber(ARGV[5])
+local startedAt = int(now)
 local claimed = {}
 for q = 6, #ARGV do
   local queue = ARGV[q]
@@ -30,19 +32,20 @@ for q = 6, #ARGV do
     for p = 1, #popped, 2 do
       local id = popped[p]
       local key = K.job .. id
-      local job = redis.call('HMGET', key, 'state', 'expiresAt', 'attempt', 'vis')
+      local job = redis.call('HMGET', key, 'state', 'expiresAt', 'attempt', 'vis', 'body', 'enqueuedAt', 'errors', 'error')
       if job[1] == 'available' and not (job[2] and tonumber(job[2]) <= now) then
-        local attempt = tonumber(job[3]) + 1
+        local attempt = tonumber(job[3] or 0) + 1
         local leaseExpiresAt = int(now + math.min(tonumber(job[4]), confirmWithin))
-        redis.call('HSET', key, 'state', 'active', 'attempt', attempt, 'startedAt', int(now), 'leaseWorker', workerId,
+        redis.call('HSET', key, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
           'leaseToken', ARGV[4] .. '.' .. attempt, 'leaseExpiresAt', leaseExpiresAt, 'leaseConfirmed', '0')
         count(queue, 'available', 'active')
-        redis.call('ZREM', K.expiries, id)
-        redis.call('ZADD', K.leases, leaseExpiresAt, id)
-        redis.call('SADD', held, id)
-        claimed[#claimed + 1] = redis.call('HGETALL', key)
+        if job[2] then zrem(K.expiries, id) end
+        zadd(K.leases, leaseExpiresAt, id)
+        sadd(held, id)
+        claimed[#claimed + 1] = { id, attempt, leaseExpiresAt, job[5], job[6] or '', job[7] or '[]', job[8] or '' }
       end
     end
   end
 end
+finish()
 return { 'ok', 1, free - #claimed, claimed }

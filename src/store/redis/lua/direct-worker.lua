@@ -15,5 +15,5 @@ if worker[1] ~= ARGV[2] or (worker[2] or '') ~= ARGV[3] then return { 'conflict'
 redis.call('HSET', key, 'state', ARGV[4], 'desired', ARGV[6])
 if ARGV[5] == '' then redis.call('HDEL', key, 'directive') else redis.call('HSET', key, 'directive', ARGV[5]) end
 if ARGV[6] ~= worker[3] then signals[#signals + 1] = { k = 'd', w = ARGV[1], s = ARGV[6] } end
-publishSignals()
+finish()
 return { 'applied' }

@@ -14,33 +14,32 @@ local limit = tonumber(ARGV[2])
 local transitions = {}
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.due, '-inf', now, 'LIMIT', 0, limit)) do
-  redis.call('ZREM', K.due, id)
-  local job = redis.call('HMGET', K.job .. id, 'state', 'scheduledAt', 'nextRetryAt', 'queue')
+  zrem(K.due, id)
+  local job = redis.call('HMGET', K.job .. id, 'state', 'scheduledAt', 'nextRetryAt', 'queue', 'type', 'attempt')
   local dueAt = (job[1] == 'scheduled' and job[2]) or (job[1] == 'retryable' and job[3])
   if dueAt and tonumber(dueAt) <= now then
-    redis.call('HDEL', K.job .. id, 'nextRetryAt')
-    enter(id, job[4], job[1], 'available', ARGV[1])
-    transitions[#transitions + 1] = transition(id, job[1], 'available')
+    enter(id, { queue = job[4] }, job[1], 'available', ARGV[1])
+    transitions[#transitions + 1] = transition(id, job[1], 'available', nil, { job[5], job[4], job[6] })
   end
 end
+-- The expiry scan below must see the entries the promotions just added.
+flush()
 
 local room = limit - #transitions
 if room > 0 then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiries, '-inf', now, 'LIMIT', 0, room)) do
-    redis.call('ZREM', K.expiries, id)
+    zrem(K.expiries, id)
     local key = K.job .. id
-    local job = redis.call('HMGET', key, 'state', 'expiresAt', 'queue', 'attempt', 'errors')
+    local job = redis.call('HMGET', key, 'state', 'expiresAt', 'queue', 'attempt', 'errors', 'type')
     if WAITING[job[1]] and job[2] and tonumber(job[2]) <= now then
-      local err = cjson.encode({ type = 'expired', message = ARGV[3], attempt = tonumber(job[4]), occurredAt = now })
+      local err = cjson.encode({ type = 'expired', message = ARGV[3], attempt = tonumber(job[4] or 0), occurredAt = now })
       local history = job[5] or '[]'
       history = (history == '[]') and ('[' .. err .. ']') or (string.sub(history, 1, -2) .. ',' .. err .. ']')
       unindex(id, job[3])
-      redis.call('HDEL', key, 'nextRetryAt')
-      redis.call('HSET', key, 'error', err, 'errors', history)
-      enter(id, job[3], job[1], 'discarded', ARGV[1])
-      transitions[#transitions + 1] = transition(id, job[1], 'discarded')
+      enter(id, { queue = job[3] }, job[1], 'discarded', ARGV[1], { 'error', err, 'errors', history })
+      transitions[#transitions + 1] = transition(id, job[1], 'discarded', nil, { job[6], job[3], job[4] })
     end
   end
 end
-publishSignals()
+finish()
 return transitions

@@ -1,5 +1,6 @@
 --[[
   queue-counts (read only): the job counts per state of every known queue.
+  ARGV: none.
   Returns: {{queue, {state, count...}}...}.
 ]]
 local result = {}

@@ -34,11 +34,11 @@ for i = 10, #ARGV do
   if job[1] == 'active' and job[2] == workerId then
     local expiresAt = int(tonumber(now) + tonumber(job[3]))
     redis.call('HSET', K.job .. id, 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '1')
-    redis.call('ZADD', K.leases, expiresAt, id)
+    zadd(K.leases, expiresAt, id)
   elseif job[1] == 'cancelled' then
     cancelled[#cancelled + 1] = id
   end
 end
 if ARGV[8] ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = ARGV[8] } end
-publishSignals()
+finish()
 return { 'applied', ARGV[8], cancelled }

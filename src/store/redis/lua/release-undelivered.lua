@@ -14,19 +14,18 @@ local requireLapse = ARGV[2] == '1'
 local transitions = {}
 for i = 3, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
-  local key = K.job .. id
-  local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed', 'startedAt', 'queue')
+  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed', 'startedAt', 'queue', 'type', 'attempt')
   local eligible = job[1] == 'active' and job[3] == token
   if eligible and requireLapse then
     local lastBeatAt = redis.call('HGET', K.worker .. job[2], 'lastBeatAt')
     eligible = job[5] ~= '1' and tonumber(job[4]) <= tonumber(now) and lastBeatAt ~= false and tonumber(lastBeatAt) > tonumber(job[6])
   end
   if eligible then
+    local attempt = tonumber(job[9]) - 1
     releaseLease(id, job[2])
-    redis.call('HINCRBY', key, 'attempt', -1)
-    enter(id, job[7], 'active', 'available', now)
-    transitions[#transitions + 1] = transition(id, 'active', 'available', job[2])
+    enter(id, { queue = job[7] }, 'active', 'available', now, { 'attempt', attempt })
+    transitions[#transitions + 1] = transition(id, 'active', 'available', job[2], { job[8], job[7], attempt })
   end
 end
-publishSignals()
+finish()
 return transitions

@@ -12,28 +12,35 @@
         holds has an item.
   Post: the lease is released (capacityFreed), the job enters its new state
         with error, errors, next_retry_at, dead_letter or result as decided by
-        the domain; removed workers are signalled.
+        the domain (fields its new state does not show stay, unread: see
+        job-codec.ts decodeJob); removed workers are signalled.
   ARGV: 1 now, 2 mode, 3 worker id, 4 ifLastBeatAt ('' for none), 5 item count,
-        then per item: id, lease token, state, next retry at, dead letter (0/1),
-        error JSON, errors JSON, result JSON ('' for none), require expired (0/1).
-  Returns: {'ok', removed (0/1), {{status, current state, transition...}...}}
+        then per item for ack: id, lease token, result JSON ('' for none);
+        for the other modes: id, lease token, state, next retry at, dead
+        letter (0/1), error JSON, errors JSON, require expired (0/1).
+  Returns: {'ok', removed (0/1), {{status, current state, transition}...}}
            where status is ok, not_found, not_active, other_worker, stale_lease
            or skipped; {'ok', 0, {}} when a removal's precondition fails.
 ]]
 local now = ARGV[1]
 local mode = ARGV[2]
 local workerId = ARGV[3]
+local isAck = mode == 'ack'
+local stride = isAck and 3 or 8
 local items = {}
-for i = 6, 5 + 9 * tonumber(ARGV[5]), 9 do
-  items[#items + 1] = {
-    id = ARGV[i], token = ARGV[i + 1], state = ARGV[i + 2], nextRetryAt = ARGV[i + 3], deadLetter = ARGV[i + 4],
-    error = ARGV[i + 5], errors = ARGV[i + 6], result = ARGV[i + 7], requireExpired = ARGV[i + 8] == '1',
-  }
+for i = 6, 5 + stride * tonumber(ARGV[5]), stride do
+  if isAck then
+    items[#items + 1] = { id = ARGV[i], token = ARGV[i + 1], state = 'completed', result = ARGV[i + 2] }
+  else
+    items[#items + 1] = {
+      id = ARGV[i], token = ARGV[i + 1], state = ARGV[i + 2], nextRetryAt = ARGV[i + 3], deadLetter = ARGV[i + 4],
+      error = ARGV[i + 5], errors = ARGV[i + 6], requireExpired = ARGV[i + 7] == '1',
+    }
+  end
 end
 
 if mode == 'remove' then
-  local workerKey = K.worker .. workerId
-  local lastBeatAt = redis.call('HGET', workerKey, 'lastBeatAt')
+  local lastBeatAt = redis.call('HGET', K.worker .. workerId, 'lastBeatAt')
   if not lastBeatAt or (ARGV[4] ~= '' and lastBeatAt ~= ARGV[4]) then return { 'ok', 0, {} } end
   local covered = {}
   for _, item in ipairs(items) do covered[item.id] = true end
@@ -44,8 +51,7 @@ end
 
 local results = {}
 for _, item in ipairs(items) do
-  local key = K.job .. item.id
-  local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue')
+  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt')
   local holder = job[2]
   local status
   if not job[1] then
@@ -58,18 +64,22 @@ for _, item in ipairs(items) do
   if status then
     results[#results + 1] = { status, job[1] or '' }
   else
-    releaseLease(item.id, holder)
-    redis.call('HDEL', key, 'nextRetryAt')
+    local fields
     if item.state == 'completed' then
-      redis.call('HDEL', key, 'error')
-      if item.result ~= '' then redis.call('HSET', key, 'result', item.result) else redis.call('HDEL', key, 'result') end
+      fields = item.result ~= '' and { 'result', item.result } or {}
     else
-      redis.call('HSET', key, 'error', item.error, 'errors', item.errors)
-      if item.state == 'retryable' then redis.call('HSET', key, 'nextRetryAt', item.nextRetryAt) end
-      if item.state == 'discarded' then redis.call('HSET', key, 'deadLetter', item.deadLetter) end
+      fields = { 'error', item.error, 'errors', item.errors }
+      if item.state == 'retryable' then
+        fields[#fields + 1] = 'nextRetryAt'
+        fields[#fields + 1] = item.nextRetryAt
+      elseif item.state == 'discarded' then
+        fields[#fields + 1] = 'deadLetter'
+        fields[#fields + 1] = item.deadLetter
+      end
     end
-    enter(item.id, job[5], 'active', item.state, now)
-    results[#results + 1] = { 'ok', item.state, transition(item.id, 'active', item.state, holder) }
+    releaseLease(item.id, holder)
+    enter(item.id, { queue = job[5], nextRetryAt = item.nextRetryAt }, 'active', item.state, now, fields)
+    results[#results + 1] = { 'ok', item.state, transition(item.id, 'active', item.state, holder, { job[6], job[5], job[7] }) }
   end
 end
 
@@ -77,9 +87,10 @@ local removed = 0
 if mode == 'remove' then
   redis.call('DEL', K.worker .. workerId, K.held .. workerId)
   redis.call('ZREM', K.workers, workerId)
+  pending.srem[K.held .. workerId] = nil
   freed[workerId] = nil
   signals[#signals + 1] = { k = 'r', w = workerId }
   removed = 1
 end
-publishSignals()
+finish()
 return { 'ok', removed, results }

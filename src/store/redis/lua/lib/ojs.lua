@@ -1,7 +1,7 @@
 --[[
   Shared helpers, prepended to every script of this directory at load time
   (scripts.ts). Nothing here runs on its own: each helper is one step of a
-  transition that several scripts make (a job becomes available, a lease is
+  transition that several scripts make (a job enters a state, a lease is
   released, a signal is published).
 
   KEYS (identical for every script, built in keys.ts):
@@ -11,6 +11,12 @@
    13 signal channel
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
+
+  Writes to shared indexes (sorted sets, sets, counters) are gathered while
+  a script runs and issued once per key by flush(), which every script
+  calls before it returns: a script that changes 200 jobs of one queue makes
+  one ZADD and one HINCRBY per state, not 200 of each. No script reads an
+  index it has pending writes for before flushing.
 ]]
 local K = {
   job = KEYS[1], ready = KEYS[2], due = KEYS[3], expiries = KEYS[4], leases = KEYS[5],
@@ -21,24 +27,83 @@ local K = {
 local TERMINAL = { completed = true, cancelled = true, discarded = true }
 local WAITING = { scheduled = true, available = true, pending = true, retryable = true }
 
--- Integer as a string without exponent or rounding (tostring keeps 14 digits only).
+-- Integer as a string without exponent or rounding, for values returned to the
+-- caller (tostring keeps 14 digits only; values passed to redis.call are exact).
 local function int(n)
   return string.format('%.0f', n)
 end
 
--- Higher priority first, then FIFO by a store-wide sequence (priority is -1000..1000,
--- the sequence stays below 2^41, so the score is exact in a double).
-local function readyScore(priority)
-  local seq = redis.call('INCR', K.seq)
-  return int((1000 - tonumber(priority)) * 2199023255552 + seq)
-end
-
--- Signals are gathered while a script runs and published once at its end.
+-- Pending writes, keyed by the Redis key they go to.
+local pending = { zadd = {}, zrem = {}, sadd = {}, srem = {}, rpush = {}, hincr = {} }
 local available = {}
 local freed = {}
 local signals = {}
 
-local function publishSignals()
+local function listOf(group, key)
+  local list = pending[group][key]
+  if not list then
+    list = {}
+    pending[group][key] = list
+  end
+  return list
+end
+
+local function zadd(key, score, member)
+  local list = listOf('zadd', key)
+  list[#list + 1] = score
+  list[#list + 1] = member
+end
+local function zrem(key, member)
+  local list = listOf('zrem', key)
+  list[#list + 1] = member
+end
+local function sadd(key, member)
+  local list = listOf('sadd', key)
+  list[#list + 1] = member
+end
+local function srem(key, member)
+  local list = listOf('srem', key)
+  list[#list + 1] = member
+end
+local function rpush(key, member)
+  local list = listOf('rpush', key)
+  list[#list + 1] = member
+end
+
+-- Moves the job's state counter of its queue from `from` to `to`.
+local function count(queue, from, to)
+  local deltas = pending.hincr[queue]
+  if not deltas then
+    deltas = {}
+    pending.hincr[queue] = deltas
+  end
+  if from then deltas[from] = (deltas[from] or 0) - 1 end
+  if to then deltas[to] = (deltas[to] or 0) + 1 end
+end
+
+-- Issues every pending write (in chunks, to stay within Lua's argument limit).
+local function flush()
+  local function chunked(command, key, values)
+    for i = 1, #values, 4000 do
+      redis.call(command, key, unpack(values, i, math.min(i + 4000 - 1, #values)))
+    end
+  end
+  for key, values in pairs(pending.zadd) do chunked('ZADD', key, values) end
+  for key, values in pairs(pending.zrem) do chunked('ZREM', key, values) end
+  for key, values in pairs(pending.sadd) do chunked('SADD', key, values) end
+  for key, values in pairs(pending.srem) do chunked('SREM', key, values) end
+  for key, values in pairs(pending.rpush) do chunked('RPUSH', key, values) end
+  for queue, deltas in pairs(pending.hincr) do
+    for state, delta in pairs(deltas) do
+      if delta ~= 0 then redis.call('HINCRBY', K.counts .. queue, state, delta) end
+    end
+  end
+  pending = { zadd = {}, zrem = {}, sadd = {}, srem = {}, rpush = {}, hincr = {} }
+end
+
+-- Flushes, then publishes the signals gathered since the last call.
+local function finish()
+  flush()
   for queue, n in pairs(available) do
     redis.call('PUBLISH', K.channel, cjson.encode({ k = 'a', q = queue, n = n }))
   end
@@ -48,54 +113,81 @@ local function publishSignals()
   for _, message in ipairs(signals) do
     redis.call('PUBLISH', K.channel, cjson.encode(message))
   end
+  available, freed, signals = {}, {}, {}
 end
 
--- Moves the job's state counter of its queue from `from` to `to`.
-local function count(queue, from, to)
-  if from then redis.call('HINCRBY', K.counts .. queue, from, -1) end
-  if to then redis.call('HINCRBY', K.counts .. queue, to, 1) end
+-- Store-wide FIFO sequence, reserved in blocks so a batch costs one INCRBY.
+local seqNext, seqLast = 0, -1
+local function nextSeq()
+  if seqNext > seqLast then
+    seqLast = redis.call('INCRBY', K.seq, 1024)
+    seqNext = seqLast - 1023
+  end
+  seqNext = seqNext + 1
+  return seqNext - 1
 end
 
--- Enters `state`: sets the state field, moves the counters, and adds the index
--- entries the state needs (ready queue, due time, expiry, retention).
-local function enter(id, queue, from, state, now)
+-- Higher priority first, then FIFO (priority is -1000..1000 and the
+-- sequence stays below 2^41, so the score is exact in a double).
+local function readyScore(priority)
+  return (1000 - tonumber(priority)) * 2199023255552 + nextSeq()
+end
+
+--[[
+  Makes job `id` enter `state`: sets the state (and the time fields the state
+  implies) together with `fields` in one HSET, moves the counters, and adds
+  the index entries the state needs (ready queue, due time, expiry,
+  retention). `job` holds what the caller already knows of the job (queue,
+  priority, expiresAt, scheduledAt, nextRetryAt); what it lacks is read.
+]]
+local function enter(id, job, from, state, now, fields)
   local key = K.job .. id
-  redis.call('HSET', key, 'state', state)
-  count(queue, from, state)
+  local missing = (state == 'available' and job.priority == nil) or (WAITING[state] and job.expiresAt == nil)
+    or (state == 'retryable' and job.nextRetryAt == nil) or (state == 'scheduled' and job.scheduledAt == nil)
+  if missing then
+    local known = redis.call('HMGET', key, 'priority', 'expiresAt', 'scheduledAt', 'nextRetryAt')
+    job.priority = job.priority or known[1]
+    if job.expiresAt == nil then job.expiresAt = known[2] or false end
+    job.scheduledAt = job.scheduledAt or known[3]
+    job.nextRetryAt = job.nextRetryAt or known[4]
+  end
+  fields = fields or {}
+  fields[#fields + 1] = 'state'
+  fields[#fields + 1] = state
   if state == 'available' then
-    local priority = redis.call('HGET', key, 'priority')
-    redis.call('ZADD', K.ready .. queue, readyScore(priority), id)
-    redis.call('HSET', key, 'enqueuedAt', now)
-    available[queue] = (available[queue] or 0) + 1
+    fields[#fields + 1] = 'enqueuedAt'
+    fields[#fields + 1] = now
+    zadd(K.ready .. job.queue, readyScore(job.priority), id)
+    available[job.queue] = (available[job.queue] or 0) + 1
   elseif state == 'retryable' then
-    redis.call('ZADD', K.due, redis.call('HGET', key, 'nextRetryAt'), id)
+    zadd(K.due, job.nextRetryAt, id)
   elseif state == 'scheduled' then
-    redis.call('ZADD', K.due, redis.call('HGET', key, 'scheduledAt'), id)
+    zadd(K.due, job.scheduledAt, id)
+  elseif TERMINAL[state] then
+    fields[#fields + 1] = 'completedAt'
+    fields[#fields + 1] = now
+    -- Finished jobs are listed in completion order, for retention.
+    rpush(K.finished .. state, id)
   end
-  if WAITING[state] then
-    local expiresAt = redis.call('HGET', key, 'expiresAt')
-    if expiresAt then redis.call('ZADD', K.expiries, expiresAt, id) end
-  end
-  if TERMINAL[state] then
-    redis.call('HSET', key, 'completedAt', now)
-    redis.call('ZADD', K.finished .. state, now, id)
-  end
+  if WAITING[state] and job.expiresAt then zadd(K.expiries, job.expiresAt, id) end
+  redis.call('HSET', key, unpack(fields))
+  count(job.queue, from, state)
 end
 
--- Leaves the indexes of the job's current (waiting) state.
+-- Leaves the indexes of the job's current waiting state.
 local function unindex(id, queue)
-  redis.call('ZREM', K.ready .. queue, id)
-  redis.call('ZREM', K.due, id)
-  redis.call('ZREM', K.expiries, id)
+  zrem(K.ready .. queue, id)
+  zrem(K.due, id)
+  zrem(K.expiries, id)
 end
 
--- Drops the job's lease and frees its worker's capacity.
+-- Frees the worker's capacity from the job. The lease fields stay in the hash
+-- (the job's state says whether they mean anything: only an active job has a
+-- lease), which saves a write on every settlement.
 local function releaseLease(id, workerId)
-  redis.call('HDEL', K.job .. id, 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed')
-  redis.call('ZREM', K.leases, id)
-  if redis.call('SREM', K.held .. workerId, id) == 1 then
-    freed[workerId] = (freed[workerId] or 0) + 1
-  end
+  zrem(K.leases, id)
+  srem(K.held .. workerId, id)
+  freed[workerId] = (freed[workerId] or 0) + 1
 end
 
 -- Why `workerId` presenting `token` may not act on the job (domain leaseProblem),
@@ -107,12 +199,8 @@ local function leaseProblem(state, leaseWorker, leaseToken, workerId, token)
   return nil
 end
 
--- The desired state of a worker, as stored by the application (domain desiredState).
-local function desiredOf(workerKey)
-  return redis.call('HGET', workerKey, 'desired')
-end
-
-local function transition(id, from, to, workerId)
-  local fields = redis.call('HMGET', K.job .. id, 'type', 'queue', 'attempt')
+-- A transition as scripts return it: id, type, queue, from, to, attempt, worker.
+local function transition(id, from, to, workerId, known)
+  local fields = known or redis.call('HMGET', K.job .. id, 'type', 'queue', 'attempt')
   return { id, fields[1], fields[2], from, to, fields[3] or '0', workerId or '' }
 end
