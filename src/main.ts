@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     entropy: systemEntropy,
     tracer: telemetry.tracer,
+    meter: telemetry.meter,
     logger,
     protocol: config.protocol,
     retention: config.retention,

@@ -1,4 +1,4 @@
-import type { Tracer } from '@opentelemetry/api';
+import type { Meter, Tracer } from '@opentelemetry/api';
 import type { ProtocolSettings } from './app/app-context';
 import { createApplication, type Application } from './app/application';
 import type { Entropy, Logger } from './app/ports';
@@ -6,7 +6,7 @@ import { Maintenance, type MaintenanceIntervals } from './background/maintenance
 import type { Clock } from './domain/clock';
 import type { RetentionPolicy } from './domain/retention';
 import type { JobStore } from './store/job-store';
-import { OtelTransitionRecorder } from './telemetry/otel-transition-recorder';
+import { OtelTelemetry } from './telemetry/otel-telemetry';
 import { startGrpcServer, type GrpcServer } from './transport/grpc/grpc-server';
 
 export interface ServerOptions {
@@ -16,6 +16,7 @@ export interface ServerOptions {
   clock: Clock;
   entropy: Entropy;
   tracer: Tracer;
+  meter: Meter;
   logger: Logger;
   protocol: ProtocolSettings;
   retention: RetentionPolicy;
@@ -37,15 +38,17 @@ export interface RunningServer {
 
 /** Wires the application over a store and serves it over gRPC. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const telemetry = new OtelTelemetry(options.tracer, options.meter, options.clock);
   const app = createApplication({
     store: options.store,
     clock: options.clock,
     settings: options.protocol,
     retention: options.retention,
     entropy: options.entropy,
-    telemetry: new OtelTransitionRecorder(options.tracer),
+    telemetry,
     logger: options.logger,
   });
+  telemetry.observeHeartbeatAges(() => app.recovery.heartbeatAges());
   const maintenance = new Maintenance(app, options.maintenance);
   const grpc = await startGrpcServer(app, {
     host: options.host,
@@ -67,6 +70,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await grpc.shutdown(timeoutMs);
       await maintenance.stop();
       app.streams.stop();
+      app.events.stop();
       await options.store.close();
     },
   };

@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock';
 import type { RetentionPolicy } from '../domain/retention';
 import type { JobStore } from '../store/job-store';
-import type { Entropy, Logger, TransitionRecorder } from './ports';
+import type { Entropy, Logger, Telemetry } from './ports';
 
 /** Protocol timings the server announces to workers and enforces. */
 export interface ProtocolSettings {
@@ -11,6 +11,10 @@ export interface ProtocolSettings {
   visibilityTimeoutMs: number;
   /** Default execution timeout of a job. */
   jobTimeoutMs: number;
+  /** Default time from a job's soft timeout to its reclaim (timeouts.md 5.4). */
+  jobGracePeriodMs: number;
+  /** Default silence about an active job after which it is stalled (timeouts.md 5.5). */
+  jobHeartbeatTimeoutMs: number;
   /** Keepalive interval of the Fetch and Beat streams. */
   streamKeepaliveMs: number;
 }
@@ -22,6 +26,6 @@ export interface AppContext {
   settings: ProtocolSettings;
   retention: RetentionPolicy;
   entropy: Entropy;
-  telemetry: TransitionRecorder;
+  telemetry: Telemetry;
   logger: Logger;
 }

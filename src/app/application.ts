@@ -1,4 +1,5 @@
 import type { AppContext } from './app-context';
+import { EventFeed } from './event-feed';
 import { JobCommands } from './job-commands';
 import { Recovery } from './recovery';
 import { Settlement } from './settlement';
@@ -13,6 +14,7 @@ export interface Application {
   readonly workers: WorkerRegistry;
   readonly recovery: Recovery;
   readonly streams: WorkerStreams;
+  readonly events: EventFeed;
 }
 
 export function createApplication(context: AppContext): Application {
@@ -24,5 +26,6 @@ export function createApplication(context: AppContext): Application {
     workers: new WorkerRegistry(context, recovery),
     recovery,
     streams: new WorkerStreams(context),
+    events: new EventFeed(context.store),
   };
 }

@@ -23,7 +23,12 @@ export class JobCommands {
     const jobs = buildJobs(withTraceContext(submissions, options.trace), {
       now: ctx.clock.now(),
       newId: () => ctx.entropy.newJobId(),
-      defaults: { timeoutMs: ctx.settings.jobTimeoutMs, visibilityTimeoutMs: ctx.settings.visibilityTimeoutMs },
+      defaults: {
+        timeoutMs: ctx.settings.jobTimeoutMs,
+        visibilityTimeoutMs: ctx.settings.visibilityTimeoutMs,
+        gracePeriodMs: ctx.settings.jobGracePeriodMs,
+        heartbeatTimeoutMs: ctx.settings.jobHeartbeatTimeoutMs,
+      },
       pending: options.pending,
     });
     await ctx.store.enqueue(jobs);

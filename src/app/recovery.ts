@@ -1,23 +1,34 @@
-import { decideFailure } from '../domain/failure';
-import { SERVER_ERROR_TYPES } from '../domain/job-error';
-import { isUnconfirmedLapse } from '../domain/lease';
+import { decideFailure, type FailureOutcome } from '../domain/failure';
+import type { Job } from '../domain/job';
+import { appendError, SERVER_ERROR_TYPES, stampError } from '../domain/job-error';
+import { activeExpiryCause, activeExpiryReport, waitingExpiryReport } from '../domain/timeouts';
 import type { WorkerSnapshot } from '../store/job-store';
 import type { AppContext } from './app-context';
+import type { HeartbeatAge } from './ports';
+import { TimeoutEvents, type RecordedError } from './timeout-events';
 
 /** How many jobs or workers one background pass handles at most. */
 export const RECOVERY_BATCH = 500;
 const PRUNE_BATCH = 5_000;
 const PRUNE_BATCHES_PER_PASS = 20;
+/** Most active jobs the heartbeat-age gauge looks at per collection. */
+const HEARTBEAT_SAMPLE = 10_000;
 
 /**
- * The server-side safety nets: promoting jobs whose time has come, reclaiming
- * jobs whose visibility timeout lapsed, and recovering the jobs of workers
- * that died or left. Each pass is idempotent and safe to run on every
- * replica at once: the store only applies a recovery to the lease it was
- * decided for.
+ * The server-side safety nets: promoting jobs whose time has come, discarding
+ * jobs that waited too long, telling workers that a job's time is up,
+ * reclaiming active jobs whose lease lapsed, and recovering the jobs of
+ * workers that died or left. Timeout enforcement never relies on the worker
+ * (timeouts.md 4.3). Each pass is idempotent and safe to run on every
+ * replica at once: the store only applies a change to the state or lease it
+ * was decided for.
  */
 export class Recovery {
-  constructor(private readonly ctx: AppContext) {}
+  private readonly events: TimeoutEvents;
+
+  constructor(private readonly ctx: AppContext) {
+    this.events = new TimeoutEvents(ctx);
+  }
 
   /** scheduled and retryable jobs whose time has come become available. */
   async promoteDue(): Promise<number> {
@@ -27,41 +38,71 @@ export class Recovery {
   }
 
   /**
-   * Active jobs past their visibility timeout count as a failed attempt of
-   * type `visibility_timeout`; the retry policy decides the rest
-   * (worker-protocol 5.5, ojs-retry 9.2). Jobs whose live worker never
-   * confirmed receiving them go back to the queue without spending an attempt.
+   * Waiting jobs past their expires_at, enqueue TTL or total timeout are
+   * discarded without running (timeouts.md 5.2, 5.3).
+   */
+  async expireWaiting(): Promise<number> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    const found = await ctx.store.findExpiredWaiting(now, RECOVERY_BATCH);
+    if (found.length === 0) return 0;
+    const recorded: RecordedError[] = found.map((job) => ({ job, error: stampError(waitingExpiryReport(job, now), job.attempt, now) }));
+    const transitions = await ctx.store.discardWaiting({
+      items: recorded.map(({ job, error }) => ({ jobId: job.id, expectedState: job.state, error, errors: appendError(job.errors, error) })),
+      now,
+    });
+    ctx.telemetry.jobTransitions(transitions);
+    await this.events.emit(recorded, transitions);
+    return transitions.length;
+  }
+
+  /**
+   * Tells the workers of active jobs whose execution (or total) timeout
+   * passed to stop them: the soft timeout of timeouts.md 5.4. The server
+   * reclaims them when the grace period ends, whatever the worker does.
+   */
+  async signalSoftTimeouts(): Promise<number> {
+    const due = await this.ctx.store.takeDueSoftTimeouts(this.ctx.clock.now(), RECOVERY_BATCH);
+    await this.tellWorkersToStop(due);
+    return due.length;
+  }
+
+  /**
+   * Active jobs whose lease lapsed: by the deadline that passed (timeouts.ts
+   * activeExpiryCause), the attempt failed with `total_timeout`, `timeout`,
+   * `stalled` or `visibility_timeout` and the retry policy decides the rest;
+   * a job whose live worker never confirmed receiving it goes back to the
+   * queue without spending an attempt.
    */
   async reclaimExpiredLeases(): Promise<number> {
     const { ctx } = this;
     const now = ctx.clock.now();
     const found = await ctx.store.findExpiredLeases(now, RECOVERY_BATCH);
     if (found.length === 0) return 0;
-    const undelivered = found.filter(isUnconfirmedLapse);
-    const released = await ctx.store.releaseUndelivered({
-      leases: undelivered.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token })),
-      now,
-      requireUnconfirmedLapse: true,
-    });
-    ctx.telemetry.jobTransitions(released);
-    if (released.length > 0) {
-      ctx.logger.warn({ jobIds: released.map((t) => t.jobId) }, 'requeued deliveries that their live worker never confirmed receiving');
+    const undelivered: Job[] = [];
+    const recorded: (RecordedError & { leaseToken: string; outcome: FailureOutcome })[] = [];
+    for (const job of found) {
+      const cause = activeExpiryCause(job, now, ctx.settings.heartbeatTimeoutMs);
+      if (cause === undefined) continue;
+      if (cause === 'unconfirmed') {
+        undelivered.push(job);
+        continue;
+      }
+      const outcome = decideFailure(job, activeExpiryReport(job, cause, now), { now, random: () => ctx.entropy.random() });
+      recorded.push({ job, error: outcome.error, workerId: job.lease!.workerId, leaseToken: job.lease!.token, outcome });
     }
-    const expired = found.filter((job) => !isUnconfirmedLapse(job));
-    const items = expired.map((job) => ({
-      jobId: job.id,
-      leaseToken: job.lease!.token,
-      requireExpired: true,
-      outcome: decideFailure(
-        job,
-        { type: SERVER_ERROR_TYPES.visibilityTimeout, message: `visibility timeout of ${job.visibilityTimeoutMs / 1000} s expired` },
-        { now, random: () => ctx.entropy.random() },
-      ),
-    }));
+    const released = await this.releaseUndelivered(undelivered, now);
+    const items = recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome, requireExpired: true }));
     const transitions = items.length === 0 ? [] : await ctx.store.recover({ items, now });
     ctx.telemetry.jobTransitions(transitions);
-    if (transitions.length > 0) ctx.logger.warn({ jobIds: transitions.map((t) => t.jobId) }, 'reclaimed jobs whose visibility timeout expired');
-    return released.length + transitions.length;
+    if (transitions.length > 0) {
+      const causes = Object.fromEntries(recorded.map(({ job, error }) => [job.id, error.type]));
+      ctx.logger.warn({ reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: causes[t.jobId], to: t.to })) }, 'reclaimed jobs whose lease lapsed');
+      // A worker still running a reclaimed job should stop it: its answer will be refused.
+      await this.tellWorkersToStop(transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])));
+    }
+    await this.events.emit(recorded, transitions);
+    return released + transitions.length;
   }
 
   /** Removes finished jobs past their retention (drains up to a bounded number of batches). */
@@ -102,15 +143,15 @@ export class Recovery {
         ? { type: SERVER_ERROR_TYPES.workerDeath, message: `worker ${worker.workerId} stopped sending heartbeats` }
         : { type: SERVER_ERROR_TYPES.shutdown, message: `worker ${worker.workerId} deregistered while holding the job` };
     const held = await ctx.store.getJobs(snapshot.heldJobIds);
-    const recoveries = held.flatMap((job) =>
+    const recorded = held.flatMap((job) =>
       job?.lease === undefined
         ? []
-        : [{ jobId: job.id, leaseToken: job.lease.token, outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }) }],
+        : [{ job, leaseToken: job.lease.token, outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }) }],
     );
     const outcome = await ctx.store.removeWorker({
       workerId: worker.workerId,
       ...(reason === 'dead' ? { ifLastBeatAt: worker.lastBeatAt } : {}),
-      recoveries,
+      recoveries: recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome })),
       now,
     });
     if (!outcome.removed) return false;
@@ -119,6 +160,42 @@ export class Recovery {
     const log = { workerId: worker.workerId, recoveredJobIds: outcome.transitions.map((t) => t.jobId) };
     if (reason === 'dead') ctx.logger.warn(log, 'worker declared dead; its jobs were recovered');
     else ctx.logger.info(log, 'worker deregistered');
+    // A retry that could not finish within the total timeout is discarded as total_timeout (timeouts.md 9.1).
+    await this.events.emit(
+      recorded.map(({ job, outcome }) => ({ job, error: outcome.error, workerId: worker.workerId })),
+      outcome.transitions,
+    );
     return true;
+  }
+
+  /** For the heartbeat-age gauge: per queue, how long ago its stalest active job showed signs of life. */
+  async heartbeatAges(): Promise<HeartbeatAge[]> {
+    const now = this.ctx.clock.now();
+    const oldest = new Map<string, number>();
+    for (const { queue, renewedAt } of await this.ctx.store.listActiveHeartbeats(HEARTBEAT_SAMPLE)) {
+      oldest.set(queue, Math.min(oldest.get(queue) ?? Infinity, renewedAt));
+    }
+    return [...oldest].map(([queue, renewedAt]) => ({ queue, ageMs: Math.max(0, now - renewedAt) }));
+  }
+
+  private async releaseUndelivered(jobs: readonly Job[], now: number): Promise<number> {
+    if (jobs.length === 0) return 0;
+    const released = await this.ctx.store.releaseUndelivered({
+      leases: jobs.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token })),
+      now,
+      requireUnconfirmedLapse: true,
+    });
+    this.ctx.telemetry.jobTransitions(released);
+    if (released.length > 0) {
+      this.ctx.logger.warn({ jobIds: released.map((t) => t.jobId) }, 'requeued deliveries that their live worker never confirmed receiving');
+    }
+    return released.length;
+  }
+
+  /** Publishes, per worker, the jobs it should stop (pushed on its Beat stream by whichever replica holds it). */
+  private async tellWorkersToStop(jobs: readonly { jobId: string; workerId: string }[]): Promise<void> {
+    const byWorker = new Map<string, string[]>();
+    for (const { jobId, workerId } of jobs) byWorker.set(workerId, [...(byWorker.get(workerId) ?? []), jobId]);
+    for (const [workerId, jobIds] of byWorker) await this.ctx.store.publish({ kind: 'jobsTimedOut', workerId, jobIds });
   }
 }

@@ -1,11 +1,14 @@
 import { invalidRequest, jobNotFound, leaseNotHeld } from '../domain/errors';
 import { decideFailure, type FailureOutcome } from '../domain/failure';
+import type { Job } from '../domain/job';
 import type { JsonValue } from '../domain/json';
 import type { FailureReport } from '../domain/job-error';
 import { leaseProblem } from '../domain/lease';
+import { checkProgressUpdate, type ProgressUpdate } from '../domain/progress';
 import type { SettlementOutcome } from '../store/job-store';
 import { requireField } from './require-field';
 import type { AppContext } from './app-context';
+import { TimeoutEvents } from './timeout-events';
 
 export interface Completion {
   jobId: string;
@@ -24,7 +27,11 @@ export interface FailureItem {
  * does not spoil the rest of a batch.
  */
 export class Settlement {
-  constructor(private readonly ctx: AppContext) {}
+  private readonly events: TimeoutEvents;
+
+  constructor(private readonly ctx: AppContext) {
+    this.events = new TimeoutEvents(ctx);
+  }
 
   async ack(workerId: string, completions: readonly Completion[]): Promise<SettlementOutcome[]> {
     requireField('worker_id', workerId);
@@ -44,7 +51,7 @@ export class Settlement {
     const now = ctx.clock.now();
     const jobs = await ctx.store.getJobs(failures.map((f) => f.jobId));
     const outcomes: (SettlementOutcome | undefined)[] = [];
-    const decided: { index: number; jobId: string; leaseToken: string; outcome: FailureOutcome }[] = [];
+    const decided: { index: number; job: Job; jobId: string; leaseToken: string; outcome: FailureOutcome }[] = [];
     failures.forEach((failure, index) => {
       const job = jobs[index];
       const problem = job === undefined ? undefined : leaseProblem(job, workerId, failure.leaseToken);
@@ -53,7 +60,7 @@ export class Settlement {
       else if (problem !== undefined) outcomes[index] = { ok: false, error: leaseNotHeld(job.id, problem, job.state) };
       else {
         const outcome = decideFailure(job, failure.report, { now, random: () => ctx.entropy.random() });
-        decided.push({ index, jobId: job.id, leaseToken: failure.leaseToken, outcome });
+        decided.push({ index, job, jobId: job.id, leaseToken: failure.leaseToken, outcome });
       }
     });
     if (decided.length > 0) {
@@ -64,7 +71,24 @@ export class Settlement {
     }
     const all = outcomes as SettlementOutcome[];
     this.record(all);
+    // A worker-side timeout, or a retry that could not end within the total timeout (timeouts.md 9.1).
+    await this.events.emit(
+      decided.map(({ job, outcome }) => ({ job, error: outcome.error, workerId })),
+      all.flatMap((o) => (o.ok ? [o.transition] : [])),
+    );
     return all;
+  }
+
+  /**
+   * Records progress and a checkpoint for a held job (ojs-progress); it
+   * counts as a beat for the job. Updates for jobs the worker does not hold
+   * are ignored, not refused.
+   */
+  async reportProgress(workerId: string, jobId: string, leaseToken: string, update: ProgressUpdate): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
+    requireField('worker_id', workerId);
+    requireField('job_id', jobId);
+    const checked = checkProgressUpdate(update);
+    return this.ctx.store.recordProgress({ workerId, jobId, leaseToken, ...checked, now: this.ctx.clock.now() });
   }
 
   async extendLease(workerId: string, jobId: string, leaseToken: string): Promise<number> {

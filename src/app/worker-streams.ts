@@ -14,6 +14,8 @@ const MAX_DELIVERY_BATCH = 500;
 export interface BeatListener {
   directed(state: WorkerState): void;
   cancelled(jobIds: string[]): void;
+  /** The execution (or total) timeout of held jobs passed, or the server reclaimed them: stop them. */
+  timedOut(jobIds: string[]): void;
   /** The worker was deregistered or declared dead. */
   removed(): void;
 }
@@ -23,7 +25,7 @@ export interface BeatListener {
  * (from this replica or, with a shared store, from any) are routed here:
  * new jobs wake Fetch streams with free capacity, settled jobs wake their
  * worker's stream, directives and cancellations are pushed on Beat streams
- * at once. Jobs are only ever claimed for a worker with a live Fetch stream.
+ * at once, and so are timeouts. Jobs are only ever claimed for a worker with a live Fetch stream.
  */
 export class WorkerStreams {
   private readonly sessions = new Map<string, FetchSession>();
@@ -169,6 +171,11 @@ export class WorkerStreams {
         return;
       case 'jobsCancelled':
         for (const listener of this.listenersOf(signal.workerId)) listener.cancelled(signal.jobIds);
+        return;
+      case 'jobsTimedOut':
+        for (const listener of this.listenersOf(signal.workerId)) listener.timedOut(signal.jobIds);
+        return;
+      case 'event':
         return;
       case 'workerRemoved':
         this.sessions.get(signal.workerId)?.end('worker_removed');

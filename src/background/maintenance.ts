@@ -4,7 +4,7 @@ import { BackgroundLoop } from './background-loop';
 export interface MaintenanceIntervals {
   /** How often scheduled and retryable jobs are promoted. */
   promoteIntervalMs: number;
-  /** How often expired leases and dead workers are looked for. */
+  /** How often timeouts, expired leases and dead workers are looked for. */
   reapIntervalMs: number;
 }
 
@@ -14,6 +14,8 @@ export interface MaintenanceIntervals {
  */
 export class Maintenance {
   readonly promoteDue: BackgroundLoop;
+  readonly expireWaiting: BackgroundLoop;
+  readonly signalSoftTimeouts: BackgroundLoop;
   readonly reclaimExpiredLeases: BackgroundLoop;
   readonly removeDeadWorkers: BackgroundLoop;
   readonly pruneTerminal: BackgroundLoop;
@@ -23,6 +25,8 @@ export class Maintenance {
     const loop = (name: string, intervalMs: number, runOnce: () => Promise<number>): BackgroundLoop =>
       new BackgroundLoop({ name, intervalMs, jitter: 0.1, runOnce, logger });
     this.promoteDue = loop('promote-due', intervals.promoteIntervalMs, () => app.recovery.promoteDue());
+    this.expireWaiting = loop('expire-waiting', intervals.reapIntervalMs, () => app.recovery.expireWaiting());
+    this.signalSoftTimeouts = loop('soft-timeouts', intervals.reapIntervalMs, () => app.recovery.signalSoftTimeouts());
     this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());
     this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
     this.pruneTerminal = loop('prune-terminal', intervals.reapIntervalMs, () => app.recovery.pruneTerminal());
@@ -31,10 +35,19 @@ export class Maintenance {
   /**
    * Dead workers come before lease reclaiming: the jobs of a worker that
    * stopped beating count as failed attempts (worker_death), which a poison
-   * job that kills its worker must not escape by looking undelivered.
+   * job that kills its worker must not escape by looking undelivered. Soft
+   * timeouts come before reclaims, so a worker hears of a timeout before its
+   * job is taken away.
    */
   private get loops(): BackgroundLoop[] {
-    return [this.promoteDue, this.removeDeadWorkers, this.reclaimExpiredLeases, this.pruneTerminal];
+    return [
+      this.promoteDue,
+      this.expireWaiting,
+      this.removeDeadWorkers,
+      this.signalSoftTimeouts,
+      this.reclaimExpiredLeases,
+      this.pruneTerminal,
+    ];
   }
 
   start(): void {

@@ -62,6 +62,18 @@ export const SETTINGS = {
     description: 'default reservation period of a fetched job',
   },
   jobTimeout: { env: 'OJS_JOB_TIMEOUT', flag: 'job-timeout', defaultValue: '1800s', description: 'default execution timeout of a job' },
+  jobGracePeriod: {
+    env: 'OJS_JOB_GRACE_PERIOD',
+    flag: 'job-grace-period',
+    defaultValue: '30s',
+    description: 'default time from a job\'s soft timeout to its reclaim (0s: none)',
+  },
+  jobHeartbeatTimeout: {
+    env: 'OJS_JOB_HEARTBEAT_TIMEOUT',
+    flag: 'job-heartbeat-timeout',
+    defaultValue: '60s',
+    description: 'default silence about an active job after which it is stalled',
+  },
   streamKeepalive: {
     env: 'OJS_STREAM_KEEPALIVE',
     flag: 'stream-keepalive',
@@ -143,9 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     return (values[setting.flag] as string | undefined) ?? env[setting.env] ?? setting.defaultValue;
   };
   const describe = (name: SettingName): string => `${SETTINGS[name].env} (--${SETTINGS[name].flag})`;
-  const duration = (name: SettingName): number => {
+  const duration = (name: SettingName, options: { zeroAllowed?: boolean } = {}): number => {
     const ms = parseDuration(raw(name));
-    if (ms === undefined || ms <= 0) {
+    if (ms === undefined || ms < 0 || (ms === 0 && options.zeroAllowed !== true)) {
       problems.push(`${describe(name)} must be a positive duration such as "5s" or "250ms", got "${raw(name)}"`);
       return 1;
     }
@@ -159,6 +171,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     heartbeatTimeoutMs: duration('heartbeatTimeout'),
     visibilityTimeoutMs: duration('visibilityTimeout'),
     jobTimeoutMs: duration('jobTimeout'),
+    jobGracePeriodMs: duration('jobGracePeriod', { zeroAllowed: true }),
+    jobHeartbeatTimeoutMs: duration('jobHeartbeatTimeout'),
     streamKeepaliveMs: duration('streamKeepalive'),
   };
   // worker-protocol 10.3: a shorter timeout declares busy but healthy workers dead.

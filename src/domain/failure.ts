@@ -1,6 +1,7 @@
 import type { Job, JobError } from './job';
 import { appendError, stampError, type FailureReport } from './job-error';
 import { backoffDelayMs, isNonRetryable } from './retry-policy';
+import { retryFitsTotalTimeout, timeoutReport } from './timeouts';
 
 /**
  * Where a failed attempt sends a job. The domain decides; a store only checks
@@ -28,24 +29,32 @@ export interface FailureContext {
  * (ojs-retry sections 6-8). The attempt counter was incremented when the
  * attempt started, so the failed attempt counts exactly once towards
  * max_attempts whether it was reported by the handler or recovered by the
- * server.
+ * server. The total timeout takes precedence over remaining attempts,
+ * including a retry that could not finish in time (timeouts.md 5.2, 9.1).
  */
 export function decideFailure(job: Job, report: FailureReport, context: FailureContext): FailureOutcome {
   const error = stampError(report, job.attempt, context.now);
-  const recorded = { error, errors: appendError(job.errors, error) };
+  const errors = appendError(job.errors, error);
   const policy = job.retry;
+  const discard = (deadLetter: boolean): FailureOutcome => ({ state: 'discarded', deadLetter, error, errors });
   switch (report.code) {
     case 'discard':
     case 'fail':
-      return { state: 'discarded', deadLetter: false, ...recorded };
+      return discard(false);
     case 'dead_letter':
-      return { state: 'discarded', deadLetter: true, ...recorded };
+      return discard(true);
     default:
       break;
   }
-  if (isNonRetryable(policy, report.type) || job.attempt >= policy.maxAttempts) {
-    return { state: 'discarded', deadLetter: policy.onExhaustion === 'dead_letter', ...recorded };
+  const exhausted = policy.onExhaustion === 'dead_letter';
+  if (report.type === 'total_timeout' || isNonRetryable(policy, report.type) || job.attempt >= policy.maxAttempts) {
+    return discard(exhausted);
   }
-  if (context.requeueAtOnce === true) return { state: 'available', ...recorded };
-  return { state: 'retryable', nextRetryAt: context.now + backoffDelayMs(policy, job.attempt, context.random), ...recorded };
+  const delayMs = context.requeueAtOnce === true ? 0 : backoffDelayMs(policy, job.attempt, context.random);
+  if (!retryFitsTotalTimeout(job, context.now, delayMs)) {
+    const totalError = stampError(timeoutReport('total', job.totalTimeoutMs!, context.now - job.createdAt), job.attempt, context.now);
+    return { state: 'discarded', deadLetter: exhausted, error: totalError, errors: appendError(errors, totalError) };
+  }
+  if (context.requeueAtOnce === true) return { state: 'available', error, errors };
+  return { state: 'retryable', nextRetryAt: context.now + delayMs, error, errors };
 }

@@ -22,12 +22,18 @@ export interface JobSubmission {
   retry?: RetryPolicyInput;
   visibilityTimeoutSeconds?: number;
   schema?: string;
+  totalTimeoutSeconds?: number;
+  enqueueTtlSeconds?: number;
+  gracePeriodSeconds?: number;
+  heartbeatTimeoutSeconds?: number;
 }
 
 /** Server defaults resolved into each job at enqueue. */
 export interface JobDefaults {
   timeoutMs: number;
   visibilityTimeoutMs: number;
+  gracePeriodMs: number;
+  heartbeatTimeoutMs: number;
 }
 
 export interface JobCreation {
@@ -67,6 +73,16 @@ function secondsToMs(seconds: number | undefined, fallbackMs: number, field: str
   if (!Number.isInteger(seconds) || seconds < 0) {
     violations.push({ field, description: 'must be a positive whole number of seconds' });
     return fallbackMs;
+  }
+  return seconds * 1000;
+}
+
+/** An optional limit in whole seconds (0 or absent: none). */
+function optionalSecondsToMs(seconds: number | undefined, field: string, violations: FieldViolation[]): number | undefined {
+  if (seconds === undefined || seconds === 0) return undefined;
+  if (!Number.isInteger(seconds) || seconds < 0) {
+    violations.push({ field, description: 'must be a positive whole number of seconds' });
+    return undefined;
   }
   return seconds * 1000;
 }
@@ -120,6 +136,16 @@ export function buildJob(
     violations,
   );
   const retry = resolveRetryPolicy(submission.retry, field('retry'), violations);
+  // timeouts.md section 6: every limit positive, the total not below one attempt, the grace possibly 0.
+  const heartbeatTimeoutMs = secondsToMs(submission.heartbeatTimeoutSeconds, creation.defaults.heartbeatTimeoutMs, field('heartbeat_timeout'), violations);
+  const totalTimeoutMs = optionalSecondsToMs(submission.totalTimeoutSeconds, field('total_timeout'), violations);
+  const enqueueTtlMs = optionalSecondsToMs(submission.enqueueTtlSeconds, field('enqueue_ttl'), violations);
+  if (totalTimeoutMs !== undefined && totalTimeoutMs < timeoutMs) bad('total_timeout', 'must not be shorter than timeout');
+  let gracePeriodMs = creation.defaults.gracePeriodMs;
+  if (submission.gracePeriodSeconds !== undefined) {
+    if (!Number.isInteger(submission.gracePeriodSeconds) || submission.gracePeriodSeconds < 0) bad('grace_period', 'must be a whole number of seconds, 0 or more');
+    else gracePeriodMs = submission.gracePeriodSeconds * 1000;
+  }
 
   const isScheduled = submission.scheduledAt !== undefined && submission.scheduledAt > now;
   const state = creation.pending ? 'pending' : isScheduled ? 'scheduled' : 'available';
@@ -132,6 +158,8 @@ export function buildJob(
     meta: meta as JsonObject,
     priority,
     timeoutMs,
+    gracePeriodMs,
+    heartbeatTimeoutMs,
     retry,
     visibilityTimeoutMs,
     state,
@@ -144,6 +172,8 @@ export function buildJob(
   if (submission.scheduledAt !== undefined) job.scheduledAt = submission.scheduledAt;
   if (submission.expiresAt !== undefined) job.expiresAt = submission.expiresAt;
   if (submission.schema) job.schema = submission.schema;
+  if (totalTimeoutMs !== undefined) job.totalTimeoutMs = totalTimeoutMs;
+  if (enqueueTtlMs !== undefined) job.enqueueTtlMs = enqueueTtlMs;
   return job;
 }
 

@@ -38,8 +38,10 @@ export interface Lease {
   workerId: string;
   /** Unique per attempt; Ack, Fail and extensions must present it. */
   token: string;
-  /** Epoch milliseconds at which the lease lapses. */
+  /** Epoch milliseconds at which the lease lapses (see domain/timeouts leaseExpiry). */
   expiresAt: number;
+  /** When the worker last showed it holds the job (claim, a beat listing it, progress). */
+  renewedAt: number;
   /**
    * Whether the worker has shown it received the job (a beat listing it, an
    * extension). Until then the lease runs only for the confirmation window;
@@ -61,7 +63,16 @@ export interface Job {
   args: JsonValue[];
   meta: JsonObject;
   priority: number;
+  /** Execution timeout of one attempt (timeouts.md 5.1). */
   timeoutMs: number;
+  /** Time from the soft timeout to the reclaim (timeouts.md 5.4). */
+  gracePeriodMs: number;
+  /** Longest silence about an active job before it is stalled (timeouts.md 5.5). */
+  heartbeatTimeoutMs: number;
+  /** Longest life from creation to completion (timeouts.md 5.2). */
+  totalTimeoutMs?: number;
+  /** Longest wait before the first attempt (timeouts.md 5.3). */
+  enqueueTtlMs?: number;
   scheduledAt?: number;
   expiresAt?: number;
   retry: RetryPolicy;
@@ -81,6 +92,11 @@ export interface Job {
   deadLetter: boolean;
   /** Present exactly while the job is active. */
   lease?: Lease;
+  /** Progress of the current (or last) attempt, 0..1 (ojs-progress). */
+  progress?: number;
+  progressData?: JsonObject;
+  /** The last checkpoint any attempt saved, for the next one to resume from. */
+  lastCheckpoint?: JsonValue;
 }
 
 /** Error history kept per job; ojs-retry requires at least the last 10. */

@@ -1,5 +1,6 @@
 import type { LeaseProblem } from './errors';
 import type { Job, Lease } from './job';
+import { leaseExpiry } from './timeouts';
 
 /**
  * Why `workerId` presenting `token` may not settle or extend the job, or
@@ -25,33 +26,24 @@ export function leaseToken(claimNonce: string, attempt: number): string {
 }
 
 /**
- * The lease of a freshly claimed attempt. A delivery written to a stream the
- * worker has just closed never arrives, and nothing in HTTP/2 tells the
- * server so. Worker-protocol 4.2 makes a worker list every job it holds in
- * every beat, so a first lease lasts only `confirmWithinMs` (the heartbeat
- * timeout) until a beat lists the job; then it runs for the full visibility
- * timeout. A lapsed confirmation window returns the job to the queue without
- * spending an attempt (see {@link isUnconfirmedLapse}).
+ * The lease of a freshly claimed attempt (`job` already has its new
+ * started_at). A delivery written to a stream the worker has just closed
+ * never arrives, and nothing in HTTP/2 tells the server so. Worker-protocol
+ * 4.2 makes a worker list every job it holds in every beat, so until a beat
+ * lists the job the lease lasts at most `confirmWithinMs` (the worker
+ * heartbeat timeout); a lapse there returns the job to the queue without
+ * spending an attempt (timeouts.ts activeExpiryCause "unconfirmed").
  */
 export function claimLease(job: Job, workerId: string, token: string, now: number, confirmWithinMs: number): Lease {
-  return { workerId, token, expiresAt: now + Math.min(job.visibilityTimeoutMs, confirmWithinMs), isConfirmed: false };
+  return { workerId, token, expiresAt: leaseExpiry(job, now, false, confirmWithinMs), renewedAt: now, isConfirmed: false };
 }
 
-/** The lease after the worker showed it holds the job: the full visibility timeout from now. */
+/** The lease after the worker showed it holds the job (a beat, progress, an extension). */
 export function confirmedLease(job: Job, lease: Lease, now: number): Lease {
-  return { ...lease, expiresAt: now + job.visibilityTimeoutMs, isConfirmed: true };
-}
-
-/**
- * True when an expired lease lapsed in its confirmation window rather than at
- * the visibility timeout: the worker never showed it received the job.
- */
-export function isUnconfirmedLapse(job: Job): boolean {
-  const lease = job.lease;
-  return lease !== undefined && !lease.isConfirmed && lease.expiresAt < (job.startedAt ?? 0) + job.visibilityTimeoutMs;
+  return { ...lease, expiresAt: leaseExpiry(job, now, true, Infinity), renewedAt: now, isConfirmed: true };
 }
 
 /** When the reservation ends if the worker keeps confirming it: what a delivery announces. */
 export function visibilityDeadline(job: Job): number {
-  return job.lease?.isConfirmed === true ? job.lease.expiresAt : (job.startedAt ?? 0) + job.visibilityTimeoutMs;
+  return leaseExpiry(job, job.lease?.renewedAt ?? job.startedAt ?? 0, true, Infinity);
 }

@@ -10,6 +10,12 @@ export interface JobTransition {
   to: JobState;
   attempt: number;
   workerId?: string;
+  /** When the attempt started: for a job entering or leaving active. */
+  startedAt?: number;
+  /** When the job became available: for a job entering active. */
+  enqueuedAt?: number;
+  /** The error the transition recorded, for an attempt that failed. */
+  errorType?: string;
 }
 
 /** One worker changing state; "none" before registration, "terminated" after removal. */
@@ -26,5 +32,11 @@ export function transitionOf(job: Job, from: JobState | 'none', workerId?: strin
   const record: JobTransition = { jobId: job.id, type: job.type, queue: job.queue, from, to: job.state, attempt: job.attempt };
   const holder = workerId ?? job.lease?.workerId;
   if (holder !== undefined) record.workerId = holder;
+  if (job.state === 'active') {
+    record.startedAt = job.startedAt;
+    record.enqueuedAt = job.enqueuedAt;
+  } else if (from === 'active') {
+    record.startedAt = job.startedAt;
+  }
   return record;
 }

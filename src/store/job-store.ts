@@ -1,10 +1,10 @@
 import type { FailureOutcome } from '../domain/failure';
-import type { Job, JobState } from '../domain/job';
+import type { Job, JobError, JobState } from '../domain/job';
 import type { JobTransition } from '../domain/transition';
-import type { JsonValue } from '../domain/json';
+import type { JsonObject, JsonValue } from '../domain/json';
 import type { RetentionPolicy } from '../domain/retention';
 import type { Worker, WorkerState } from '../domain/worker';
-import type { StoreSignal } from './store-signal';
+import type { PublishedSignal, StoreSignal } from './store-signal';
 
 /**
  * JobStore is the storage port. Every method that changes several things
@@ -43,8 +43,14 @@ export interface JobStore {
   ack(params: AckParams): Promise<SettlementOutcome[]>;
   /** Applies decided failure outcomes to jobs whose lease the worker holds. */
   fail(params: FailParams): Promise<SettlementOutcome[]>;
-  /** Restarts the visibility timeout of a held job; returns the new expiry. */
+  /** Renews the lease of a held job (it counts as a beat for it); returns the new expiry. */
   extendLease(params: ExtendLeaseParams): Promise<number>;
+  /**
+   * Records progress (clamped to 0..1, never decreasing within an attempt)
+   * and a checkpoint for a held job, renewing its lease. A job the worker no
+   * longer holds is left alone (`applied: false`), as ojs-progress asks.
+   */
+  recordProgress(params: ProgressParams): Promise<{ applied: boolean; leaseExpiresAt?: number }>;
 
   /** Cancels a job that has not finished; idempotent on cancelled jobs. */
   cancel(jobId: string, now: number): Promise<StateChange>;
@@ -53,8 +59,17 @@ export interface JobStore {
   /** discarded -> available, with attempt and errors reset (ojs-core 6.3). */
   retry(jobId: string, now: number): Promise<StateChange>;
 
-  /** scheduled/retryable jobs whose time has come -> available; expired ones -> discarded. */
+  /** scheduled/retryable jobs whose time has come -> available. */
   promoteDue(now: number, limit: number): Promise<JobTransition[]>;
+  /** Waiting jobs past their waiting deadline (expires_at, enqueue TTL, total timeout). */
+  findExpiredWaiting(now: number, limit: number): Promise<Job[]>;
+  /** Discards waiting jobs as decided, each only if still in the state it was found in. */
+  discardWaiting(params: DiscardWaitingParams): Promise<JobTransition[]>;
+  /**
+   * Takes (once, whichever replica asks) the active jobs whose execution
+   * timeout passed at or before `now`: their workers are to be told to stop.
+   */
+  takeDueSoftTimeouts(now: number, limit: number): Promise<{ jobId: string; workerId: string }[]>;
   /** Active jobs whose lease expired at or before `now`. */
   findExpiredLeases(now: number, limit: number): Promise<Job[]>;
   /**
@@ -62,6 +77,9 @@ export interface JobStore {
    * given lease (and, for expiries, if that lease is still expired at `now`).
    */
   recover(params: RecoverParams): Promise<JobTransition[]>;
+
+  /** When active jobs last showed signs of life (lease renewal), at most `limit` of them: for the heartbeat-age gauge. */
+  listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]>;
 
   /** Removes terminal jobs past their retention, oldest first; returns how many. */
   pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number>;
@@ -92,6 +110,8 @@ export interface JobStore {
 
   /** Notifies `listener` of changes that waiting streams care about. */
   subscribe(listener: (signal: StoreSignal) => void): () => void;
+  /** Sends a signal the application originates (an event, a timeout notice) to every replica. */
+  publish(signal: PublishedSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -149,6 +169,21 @@ export type SettlementOutcome =
   | { ok: true; transition: JobTransition; nextRetryAt?: number }
   | { ok: false; error: Error };
 
+export interface ProgressParams {
+  workerId: string;
+  jobId: string;
+  leaseToken: string;
+  progress?: number;
+  data?: JsonObject;
+  checkpoint?: JsonValue;
+  now: number;
+}
+
+export interface DiscardWaitingParams {
+  items: readonly { jobId: string; expectedState: JobState; error: JobError; errors: JobError[] }[];
+  now: number;
+}
+
 export interface ExtendLeaseParams {
   workerId: string;
   jobId: string;
@@ -193,6 +228,12 @@ export interface BeatOutcome {
   desiredState: WorkerState;
   /** Listed jobs that have been cancelled (when applied). */
   cancelledJobIds: string[];
+  /**
+   * Listed jobs the worker should stop (when applied): held ones past their
+   * soft timeout (domain softTimeoutAt), and ones it no longer holds that
+   * were neither completed nor cancelled (the server reclaimed them).
+   */
+  timedOutJobIds: string[];
 }
 
 export type WorkerTarget = { workerId: string } | { label: string } | { queue: string };

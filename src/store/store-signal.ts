@@ -1,3 +1,4 @@
+import type { JobEvent } from '../domain/job-event';
 import type { WorkerState } from '../domain/worker';
 
 /**
@@ -16,8 +17,16 @@ export type StoreSignal =
   | { kind: 'jobsCancelled'; workerId: string; jobIds: string[] }
   /** The worker was deregistered or declared dead. */
   | { kind: 'workerRemoved'; workerId: string }
+  | PublishedSignal
   /**
    * The backend became unreachable or reachable again. Signals may have been
    * lost while it was away, so waiting streams should look again.
    */
   | { kind: 'availability'; isAvailable: boolean };
+
+/** Signals the application originates and a store only carries to every replica. */
+export type PublishedSignal =
+  /** The execution (or total) timeout of jobs the worker holds passed: tell it to stop them. */
+  | { kind: 'jobsTimedOut'; workerId: string; jobIds: string[] }
+  /** An event for WatchEvents streams (timeouts.md 11.1). */
+  | { kind: 'event'; event: JobEvent };

@@ -116,13 +116,19 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await refusal(h.claim('nobody', ['default']))).code).toBe('not_found');
       });
 
-      it('never claims a job past its expires_at, which promotion then discards', async () => {
+      it('never claims a job past its waiting deadline, which the expiry pass then discards', async () => {
         const worker = await h.register();
-        const [expired, fresh] = await h.enqueue({ expiresAt: T0 + 10 }, {});
-        const { jobs } = await h.claim(worker.workerId, ['default'], 10, T0 + 10);
+        const [expired, stale, fresh] = await h.enqueue({ expiresAt: T0 + 10 }, { enqueueTtlSeconds: 1 }, {});
+        const { jobs } = await h.claim(worker.workerId, ['default'], 10, T0 + 1_000);
         expect(jobs.map((j) => j.id)).toEqual([fresh!.id]);
-        expect(await h.store.promoteDue(T0 + 10, 100)).toEqual([expect.objectContaining({ jobId: expired!.id, to: 'discarded' })]);
+        expect(await h.expireWaiting(T0 + 1_000)).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ jobId: expired!.id, to: 'discarded' }),
+            expect.objectContaining({ jobId: stale!.id, to: 'discarded' }),
+          ]),
+        );
         expect(await h.store.getJob(expired!.id)).toMatchObject({ state: 'discarded', error: { type: 'expired' } });
+        expect(await h.store.getJob(stale!.id)).toMatchObject({ state: 'discarded', error: { type: 'enqueue_ttl_expired' } });
       });
 
       it('gives a new lease only the confirmation window until the worker confirms it', async () => {
@@ -300,15 +306,48 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', enqueuedAt: T0 + 1_000 });
       });
 
-      it('discards waiting jobs whose expires_at passed', async () => {
-        const [scheduled, available] = await h.enqueue({ scheduledAt: T0 + 5_000, expiresAt: T0 + 1_000 }, { expiresAt: T0 + 1_000 });
-        const transitions = await h.store.promoteDue(T0 + 1_000, 100);
-        expect(transitions.map((t) => [t.jobId, t.to])).toEqual(
-          expect.arrayContaining([
-            [scheduled!.id, 'discarded'],
-            [available!.id, 'discarded'],
-          ]),
+      it('discards waiting jobs whose expires_at passed, once', async () => {
+        const [scheduled, available, later] = await h.enqueue(
+          { scheduledAt: T0 + 5_000, expiresAt: T0 + 1_000 },
+          { expiresAt: T0 + 1_000 },
+          { expiresAt: T0 + 1_001 },
         );
+        expect(await h.store.findExpiredWaiting(T0 + 999, 100)).toEqual([]);
+        const transitions = await h.expireWaiting(T0 + 1_000);
+        expect(transitions.map((t) => [t.jobId, t.from, t.to]).sort()).toEqual(
+          [
+            [scheduled!.id, 'scheduled', 'discarded'],
+            [available!.id, 'available', 'discarded'],
+          ].sort(),
+        );
+        expect(await h.expireWaiting(T0 + 1_000)).toEqual([]);
+        expect(await h.state(later!.id)).toBe('available');
+        expect(await h.store.promoteDue(T0 + 5_000, 100)).toEqual([]);
+      });
+
+      it('discards a waiting job only in the state it was found in', async () => {
+        const [job] = await h.enqueue({ expiresAt: T0 + 1_000 });
+        const [found] = await h.store.findExpiredWaiting(T0 + 1_000, 10);
+        await h.store.cancel(job!.id, T0 + 1_000);
+        const error = { type: 'expired', message: '', backtrace: [], attempt: 0, occurredAt: T0 + 1_000 };
+        const items = [{ jobId: found!.id, expectedState: found!.state, error, errors: [error] }];
+        expect(await h.store.discardWaiting({ items, now: T0 + 1_000 })).toEqual([]);
+        expect(await h.state(job!.id)).toBe('cancelled');
+        expect(await h.store.findExpiredWaiting(T0 + 1_000, 10)).toEqual([]);
+      });
+
+      it('applies the enqueue TTL before the first attempt only, and the total timeout always', async () => {
+        const worker = await h.register();
+        const [ttl, total] = await h.enqueue({ enqueueTtlSeconds: 10 }, { totalTimeoutSeconds: 120, timeoutSeconds: 60 });
+        const claimed = (await h.claim(worker.workerId, ['default'], 10, T0 + 1_000)).jobs;
+        const failed = claimed.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token, outcome: h.outcome(job, { type: 'boom', message: '' }, T0 + 2_000) }));
+        await h.store.fail({ workerId: worker.workerId, items: failed, now: T0 + 2_000 });
+        expect(await h.store.findExpiredWaiting(T0 + 60_000, 10)).toEqual([]);
+        const [expired] = await h.store.findExpiredWaiting(T0 + 120_000, 10);
+        expect(expired!.id).toBe(total!.id);
+        expect(await h.state(ttl!.id)).toBe('retryable');
+        expect(await h.expireWaiting(T0 + 120_000)).toEqual([expect.objectContaining({ jobId: total!.id, from: 'retryable', to: 'discarded' })]);
+        expect(await h.store.getJob(total!.id)).toMatchObject({ error: { type: 'total_timeout', details: { timeout_kind: 'total', limit_seconds: 120 } } });
       });
 
       it('finds expired leases and recovers each exactly once', async () => {
@@ -343,6 +382,120 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       });
     });
 
+    describe('timeouts and progress', () => {
+      it('leases an attempt until the earliest of its deadlines', async () => {
+        const worker = await h.register();
+        const [short, silent] = await h.enqueue({ timeoutSeconds: 10, gracePeriodSeconds: 5 }, { heartbeatTimeoutSeconds: 20 });
+        const claimed = (await h.claim(worker.workerId, ['default'])).jobs;
+        const expiry = Object.fromEntries(claimed.map((job) => [job.id, job.lease!.expiresAt]));
+        expect(expiry).toEqual({ [short!.id]: T0 + 15_000, [silent!.id]: T0 + 20_000 });
+        await h.beat(worker.workerId, 'running', [short!.id, silent!.id], 1, T0 + 8_000);
+        const renewed = await h.store.getJobs([short!.id, silent!.id]);
+        expect(renewed.map((job) => job!.lease!.expiresAt)).toEqual([T0 + 15_000, T0 + 28_000]);
+        expect((await h.store.findExpiredLeases(T0 + 15_000, 10)).map((job) => job.id)).toEqual([short!.id]);
+      });
+
+      it('takes each soft timeout once, when the execution timeout passes', async () => {
+        const worker = await h.register();
+        const [slow, quick] = await h.enqueue({ timeoutSeconds: 10 }, { timeoutSeconds: 10 });
+        const claimed = (await h.claim(worker.workerId, ['default'])).jobs;
+        const quickJob = claimed.find((job) => job.id === quick!.id)!;
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: quickJob.id, leaseToken: quickJob.lease!.token }], now: T0 + 1_000 });
+        expect(await h.store.takeDueSoftTimeouts(T0 + 9_999, 10)).toEqual([]);
+        expect(await h.store.takeDueSoftTimeouts(T0 + 10_000, 10)).toEqual([{ jobId: slow!.id, workerId: worker.workerId }]);
+        expect(await h.store.takeDueSoftTimeouts(T0 + 20_000, 10)).toEqual([]);
+      });
+
+      it('signals the total timeout as a soft timeout when it comes before the execution timeout', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({ timeoutSeconds: 60, totalTimeoutSeconds: 70 });
+        await h.claim(worker.workerId, ['default'], 1, T0 + 30_000);
+        expect(await h.store.takeDueSoftTimeouts(T0 + 69_999, 10)).toEqual([]);
+        expect(await h.store.takeDueSoftTimeouts(T0 + 70_000, 10)).toEqual([{ jobId: job!.id, workerId: worker.workerId }]);
+      });
+
+      it('tells a beating worker which listed jobs to stop: past their timeout, or taken from it', async () => {
+        const worker = await h.register();
+        const [late, reclaimed, done] = await h.enqueue({ timeoutSeconds: 10 }, {}, {});
+        const claimed = new Map((await h.claim(worker.workerId, ['default'])).jobs.map((job) => [job.id, job]));
+        const token = (id: string): string => claimed.get(id)!.lease!.token;
+        const outcome = h.outcome(claimed.get(reclaimed!.id)!, { type: 'visibility_timeout', message: '' }, T0 + 1_000);
+        await h.store.recover({ items: [{ jobId: reclaimed!.id, leaseToken: token(reclaimed!.id), outcome, requireExpired: false }], now: T0 + 1_000 });
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: done!.id, leaseToken: token(done!.id) }], now: T0 + 1_000 });
+        const early = await h.beat(worker.workerId, 'running', [late!.id, reclaimed!.id, done!.id], 1, T0 + 9_999);
+        expect(early.timedOutJobIds).toEqual([reclaimed!.id]);
+        const after = await h.beat(worker.workerId, 'running', [late!.id, reclaimed!.id, done!.id], 2, T0 + 10_000);
+        expect(after.timedOutJobIds.sort()).toEqual([late!.id, reclaimed!.id].sort());
+      });
+
+      it('records progress and checkpoints of a held job, renewing its lease', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
+        const report = (update: object, now: number, workerId = worker.workerId, leaseToken = claimed!.lease!.token) =>
+          h.store.recordProgress({ workerId, jobId: job!.id, leaseToken, now, ...update });
+        expect(await report({ progress: 0.5, data: { step: 1 } }, T0 + 1_000)).toEqual({ applied: true, leaseExpiresAt: T0 + 1_000 + VISIBILITY_MS });
+        expect(await report({ progress: 0.25, checkpoint: { cursor: 5 } }, T0 + 2_000)).toMatchObject({ applied: true });
+        expect(await report({ progress: 0.9 }, T0 + 3_000, 'someone-else')).toEqual({ applied: false });
+        expect(await report({ progress: 0.9 }, T0 + 3_000, worker.workerId, 'stale.1')).toEqual({ applied: false });
+        expect(await h.store.getJob(job!.id)).toMatchObject({
+          progress: 0.5,
+          progressData: { step: 1 },
+          lastCheckpoint: { cursor: 5 },
+          lease: { isConfirmed: true, renewedAt: T0 + 2_000, expiresAt: T0 + 2_000 + VISIBILITY_MS },
+        });
+      });
+
+      it('keeps progress of a failed attempt, hands the checkpoint to the next one, and completes at 1.0', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({});
+        const [first] = (await h.claim(worker.workerId, ['default'])).jobs;
+        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: first!.lease!.token, progress: 0.4, checkpoint: [1, 2], now: T0 + 1 });
+        const outcome = h.outcome(first!, { type: 'Boom', message: '' }, T0 + 2, true);
+        await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: first!.lease!.token, outcome }], now: T0 + 2 });
+        expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', progress: 0.4, lastCheckpoint: [1, 2] });
+        const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 3)).jobs;
+        expect(second).toMatchObject({ attempt: 2, lastCheckpoint: [1, 2] });
+        expect(second!.progress).toBeUndefined();
+        expect((await h.store.getJob(job!.id))!.progress).toBeUndefined();
+        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: second!.lease!.token, data: { phase: 'b' }, now: T0 + 4 });
+        expect((await h.store.getJob(job!.id))!.progress).toBeUndefined();
+        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: second!.lease!.token, progress: 0.1, now: T0 + 5 });
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: second!.lease!.token }], now: T0 + 6 });
+        expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'completed', progress: 1, progressData: { phase: 'b' } });
+      });
+
+      it('lists when active jobs last showed signs of life', async () => {
+        const worker = await h.register({ queues: ['default', 'other'] });
+        const [a] = await h.enqueue({ queue: 'default' }, { queue: 'other' });
+        await h.claim(worker.workerId, ['default', 'other'], 10, T0);
+        await h.beat(worker.workerId, 'running', [a!.id], 1, T0 + 500);
+        const found = await h.store.listActiveHeartbeats(10);
+        expect(found.sort((x, y) => x.queue.localeCompare(y.queue))).toEqual([
+          { queue: 'default', renewedAt: T0 + 500 },
+          { queue: 'other', renewedAt: T0 },
+        ]);
+      });
+
+      it('carries published signals to every subscriber', async () => {
+        const event = {
+          type: 'job.stalled' as const,
+          at: T0,
+          jobId: 'j',
+          jobType: 't',
+          queue: 'default',
+          attempt: 1,
+          timeoutKind: 'stalled' as const,
+          limitSeconds: 60,
+          elapsedSeconds: 61,
+        };
+        await h.store.publish({ kind: 'event', event });
+        await h.store.publish({ kind: 'jobsTimedOut', workerId: 'w', jobIds: ['j'] });
+        expect((await h.waitForSignal('event')).event).toEqual(event);
+        expect(await h.waitForSignal('jobsTimedOut')).toEqual({ kind: 'jobsTimedOut', workerId: 'w', jobIds: ['j'] });
+      });
+    });
+
     describe('workers', () => {
       it('refuses a second registration of a registered id', async () => {
         const worker = await h.register();
@@ -355,7 +508,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [a, b] = (await h.claim(worker.workerId, ['default'])).jobs;
         await h.store.cancel(b!.id, T0);
         const outcome = await h.beat(worker.workerId, 'quiet', [a!.id, b!.id], 1, T0 + 500);
-        expect(outcome).toEqual({ result: 'applied', desiredState: 'quiet', cancelledJobIds: [b!.id] });
+        expect(outcome).toEqual({ result: 'applied', desiredState: 'quiet', cancelledJobIds: [b!.id], timedOutJobIds: [] });
         expect((await h.store.getJob(a!.id))!.lease).toMatchObject({ expiresAt: T0 + 500 + VISIBILITY_MS, isConfirmed: true });
         expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 500, state: 'quiet', reportedJobIds: [a!.id, b!.id] });
         await h.waitForSignal('workerDirected', (s) => s.workerId === worker.workerId && s.state === 'quiet');

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
 import type { Job } from '../../src/domain/job';
-import type { FailureReport } from '../../src/domain/job-error';
+import { appendError, stampError, type FailureReport } from '../../src/domain/job-error';
+import { waitingExpiryReport } from '../../src/domain/timeouts';
 import { buildJob, type JobSubmission } from '../../src/domain/job-submission';
 import { afterDirective, afterReport, type Worker, type WorkerRegistration, type WorkerState } from '../../src/domain/worker';
 import type { JobStore } from '../../src/store/job-store';
@@ -53,7 +54,7 @@ export class StoreHarness {
       {
         now: options.now ?? T0,
         newId: () => uuidv7(),
-        defaults: { timeoutMs: 60_000, visibilityTimeoutMs: VISIBILITY_MS },
+        defaults: { timeoutMs: 60_000, visibilityTimeoutMs: VISIBILITY_MS, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
         pending: options.pending ?? false,
       },
       'job',
@@ -96,6 +97,16 @@ export class StoreHarness {
   /** The outcome the domain would decide for a failure of the job's current attempt. */
   outcome(job: Job, report: FailureReport, now: number, requeueAtOnce = false): FailureOutcome {
     return decideFailure(job, report, { now, random: () => 0.5, requeueAtOnce });
+  }
+
+  /** Discards the waiting jobs past their deadline as the application does: find, decide, apply. */
+  async expireWaiting(now: number) {
+    const found = await this.store.findExpiredWaiting(now, 100);
+    const items = found.map((job) => {
+      const error = stampError(waitingExpiryReport(job, now), job.attempt, now);
+      return { jobId: job.id, expectedState: job.state, error, errors: appendError(job.errors, error) };
+    });
+    return this.store.discardWaiting({ items, now });
   }
 
   /** A beat decided as the application decides it: read, afterReport, apply. */

@@ -1,3 +1,4 @@
+import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createChannel, createClientFactory, type Channel } from 'nice-grpc';
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
@@ -40,6 +41,8 @@ export const TEST_PROTOCOL: ProtocolSettings = {
   heartbeatTimeoutMs: 3_000,
   visibilityTimeoutMs: 60_000,
   jobTimeoutMs: 60_000,
+  jobGracePeriodMs: 30_000,
+  jobHeartbeatTimeoutMs: 60_000,
   streamKeepaliveMs: 60_000,
 };
 
@@ -52,12 +55,14 @@ export class TestServer {
   private constructor(
     readonly server: RunningServer,
     readonly spans: InMemorySpanExporter,
+    readonly metrics: CollectingMetricReader,
     readonly logger: RecordingLogger,
   ) {}
 
   static async start(options: TestServerOptions = {}): Promise<TestServer> {
     const spans = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+    const metrics = new CollectingMetricReader();
     const logger = new RecordingLogger();
     const server = await startServer({
       host: '127.0.0.1',
@@ -66,6 +71,7 @@ export class TestServer {
       clock: options.clock ?? systemClock,
       entropy: fixedJitterEntropy,
       tracer: provider.getTracer('test'),
+      meter: new MeterProvider({ readers: [metrics] }).getMeter('test'),
       logger,
       protocol: { ...TEST_PROTOCOL, ...options.protocol },
       retention: options.retention ?? DEFAULT_RETENTION,
@@ -74,7 +80,7 @@ export class TestServer {
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,
     });
-    return new TestServer(server, spans, logger);
+    return new TestServer(server, spans, metrics, logger);
   }
 
   get address(): string {
@@ -106,3 +112,26 @@ export class TestServer {
 }
 
 export type Clients = ReturnType<TestServer['connect']>;
+
+/** A metric reader that collects when a test asks (cumulative: every value since start). */
+export class CollectingMetricReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+
+  /** The data points of one metric, with their attributes. */
+  async points(name: string): Promise<{ attributes: Record<string, unknown>; value: unknown }[]> {
+    const { resourceMetrics } = await this.collect();
+    return metricsNamed(resourceMetrics, name);
+  }
+
+  protected async onShutdown(): Promise<void> {}
+  protected async onForceFlush(): Promise<void> {}
+}
+
+function metricsNamed(resourceMetrics: ResourceMetrics, name: string) {
+  return resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .filter((metric) => metric.descriptor.name === name)
+    .flatMap((metric) => metric.dataPoints.map((point) => ({ attributes: { ...point.attributes }, value: point.value })));
+}

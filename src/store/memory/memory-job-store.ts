@@ -1,9 +1,9 @@
 import { duplicateJob, duplicateWorker, invalidTransition, jobNotFound, leaseNotHeld, workerNotFound } from '../../domain/errors';
 import type { Job, TerminalState } from '../../domain/job';
-import { EXPIRY_REPORT, appendError, stampError } from '../../domain/job-error';
 import { assertTransition } from '../../domain/job-state-machine';
 import { claimLease, confirmedLease, leaseProblem, leaseToken } from '../../domain/lease';
 import type { RetentionPolicy } from '../../domain/retention';
+import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
 import type { JobTransition } from '../../domain/transition';
 import { desiredState, type Worker } from '../../domain/worker';
 import type {
@@ -13,9 +13,11 @@ import type {
   ClaimParams,
   ClaimResult,
   DirectParams,
+  DiscardWaitingParams,
   ExtendLeaseParams,
   FailParams,
   JobStore,
+  ProgressParams,
   QueueCounts,
   RecoverParams,
   ReleaseParams,
@@ -26,8 +28,9 @@ import type {
   WorkerSnapshot,
   WorkerStateFields,
 } from '../job-store';
-import type { StoreSignal } from '../store-signal';
+import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { MemoryTables, transition, type JobSlot, type WorkerSlot } from './memory-tables';
+import type { MinHeap } from './min-heap';
 
 const WAITING_STATES: ReadonlySet<string> = new Set(['scheduled', 'available', 'pending', 'retryable']);
 
@@ -67,11 +70,13 @@ export class MemoryJobStore implements JobStore {
       while (jobs.length < limit) {
         const slot = this.tables.shiftReady(queue);
         if (slot === undefined) break;
-        // Past expires_at: never started; promoteDue discards it.
-        if (slot.job.expiresAt !== undefined && slot.job.expiresAt <= params.now) continue;
+        // Past its waiting deadline: never started; the expiry pass discards it.
+        const deadline = waitingDeadline(slot.job);
+        if (deadline !== undefined && deadline <= params.now) continue;
         const attempt = slot.job.attempt + 1;
-        const lease = claimLease(slot.job, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
-        jobs.push(this.tables.update(slot, { state: 'active', attempt, startedAt: params.now, lease }));
+        const started = { ...slot.job, startedAt: params.now };
+        const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
+        jobs.push(this.tables.update(slot, { state: 'active', attempt, startedAt: params.now, lease, progress: undefined, progressData: undefined }));
         entry.held.add(slot.job.id);
       }
     }
@@ -104,7 +109,9 @@ export class MemoryJobStore implements JobStore {
       if (slot instanceof Error) return { ok: false, error: slot };
       const before = slot.job;
       this.tables.releaseHeld(params.workerId, item.jobId);
-      this.tables.update(slot, { state: 'completed', completedAt: params.now, result: item.result, error: undefined, lease: undefined });
+      // ojs-progress 8.1: a completed job that reported progress is at 1.0.
+      const progress = before.progress === undefined ? undefined : 1;
+      this.tables.update(slot, { state: 'completed', completedAt: params.now, result: item.result, error: undefined, lease: undefined, progress });
       return { ok: true, transition: transition(before, slot.job) };
     });
     this.flush();
@@ -129,6 +136,17 @@ export class MemoryJobStore implements JobStore {
     return this.renewLease(slot, params.now);
   }
 
+  async recordProgress(params: ProgressParams): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
+    const slot = this.heldSlot(params.jobId, params.workerId, params.leaseToken);
+    if (slot instanceof Error) return { applied: false };
+    const patch: Partial<Job> = {};
+    if (params.progress !== undefined) patch.progress = mergeProgress(slot.job.progress, params.progress);
+    if (params.data !== undefined) patch.progressData = params.data;
+    if (params.checkpoint !== undefined) patch.lastCheckpoint = params.checkpoint;
+    this.tables.update(slot, patch);
+    return { applied: true, leaseExpiresAt: this.renewLease(slot, params.now) };
+  }
+
   async cancel(jobId: string, now: number): Promise<StateChange> {
     const slot = this.jobSlot(jobId);
     const before = slot.job;
@@ -149,7 +167,7 @@ export class MemoryJobStore implements JobStore {
     const slot = this.jobSlot(jobId);
     const from = slot.job.state;
     if (from !== 'pending') throw invalidTransition(jobId, from, 'available');
-    this.makeAvailable(slot, now);
+    this.tables.update(slot, { state: 'available', enqueuedAt: now });
     this.flush();
     return { job: slot.job, from };
   }
@@ -167,6 +185,8 @@ export class MemoryJobStore implements JobStore {
       errors: [],
       result: undefined,
       deadLetter: false,
+      progress: undefined,
+      progressData: undefined,
     });
     this.flush();
     return { job: slot.job, from };
@@ -174,40 +194,65 @@ export class MemoryJobStore implements JobStore {
 
   async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
     const transitions: JobTransition[] = [];
-    const { due, expiries, jobs } = this.tables;
+    const { due, jobs } = this.tables;
     while (transitions.length < limit && (due.peek()?.at ?? Infinity) <= now) {
       const slot = jobs.get(due.pop()!.id);
       const job = slot?.job;
       if (slot === undefined || job === undefined) continue;
       const dueAt = job.state === 'scheduled' ? job.scheduledAt : job.state === 'retryable' ? job.nextRetryAt : undefined;
       if (dueAt === undefined || dueAt > now) continue;
-      const before = job;
-      this.makeAvailable(slot, now);
-      transitions.push(transition(before, slot.job));
-    }
-    while (transitions.length < limit && (expiries.peek()?.at ?? Infinity) <= now) {
-      const slot = jobs.get(expiries.pop()!.id);
-      if (slot === undefined || slot.job.expiresAt === undefined || slot.job.expiresAt > now) continue;
-      if (WAITING_STATES.has(slot.job.state)) transitions.push(this.discardExpired(slot, now));
+      this.tables.update(slot, { state: 'available', enqueuedAt: now, nextRetryAt: undefined });
+      transitions.push(transition(job, slot.job));
     }
     this.flush();
     return transitions;
   }
 
-  async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
-    const { leases, jobs } = this.tables;
-    const surfaced: { at: number; id: string; token: string }[] = [];
-    const expired: Job[] = [];
-    while (expired.length < limit && (leases.peek()?.at ?? Infinity) <= now) {
-      const entry = leases.pop()!;
-      const job = jobs.get(entry.id)?.job;
-      if (job?.lease === undefined || job.lease.token !== entry.token || job.lease.expiresAt !== entry.at) continue;
-      surfaced.push(entry);
-      expired.push(job);
+  async findExpiredWaiting(now: number, limit: number): Promise<Job[]> {
+    return this.surface(this.tables.expiries, now, limit, (job) => {
+      const deadline = waitingDeadline(job);
+      return WAITING_STATES.has(job.state) && deadline !== undefined && deadline <= now;
+    });
+  }
+
+  async discardWaiting(params: DiscardWaitingParams): Promise<JobTransition[]> {
+    const transitions: JobTransition[] = [];
+    for (const item of params.items) {
+      const slot = this.tables.jobs.get(item.jobId);
+      if (slot === undefined || slot.job.state !== item.expectedState || !WAITING_STATES.has(slot.job.state)) continue;
+      const before = slot.job;
+      this.tables.update(slot, { state: 'discarded', completedAt: params.now, error: item.error, errors: item.errors, nextRetryAt: undefined });
+      transitions.push(transition(before, slot.job));
     }
-    // Keep the entries until the jobs are actually recovered.
-    for (const entry of surfaced) leases.push(entry);
-    return expired;
+    this.flush();
+    return transitions;
+  }
+
+  async takeDueSoftTimeouts(now: number, limit: number): Promise<{ jobId: string; workerId: string }[]> {
+    const { softTimeouts, jobs } = this.tables;
+    const due: { jobId: string; workerId: string }[] = [];
+    while (due.length < limit && (softTimeouts.peek()?.at ?? Infinity) <= now) {
+      const entry = softTimeouts.pop()!;
+      const job = jobs.get(entry.id)?.job;
+      if (job?.lease?.token === entry.token) due.push({ jobId: job.id, workerId: job.lease.workerId });
+    }
+    return due;
+  }
+
+  async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
+    return this.surface(this.tables.leases, now, limit, (job, entry) => job.lease?.token === entry.token && job.lease.expiresAt === entry.at);
+  }
+
+  async listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]> {
+    const found: { queue: string; renewedAt: number }[] = [];
+    for (const { held } of this.tables.workers.values()) {
+      for (const id of held) {
+        const job = this.tables.jobs.get(id)?.job;
+        if (job?.lease !== undefined) found.push({ queue: job.queue, renewedAt: job.lease.renewedAt });
+        if (found.length >= limit) return found;
+      }
+    }
+    return found;
   }
 
   async recover(params: RecoverParams): Promise<JobTransition[]> {
@@ -266,7 +311,7 @@ export class MemoryJobStore implements JobStore {
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
     const slot = this.workerSlot(params.workerId);
     const before = slot.worker;
-    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [] };
+    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [], timedOutJobIds: [] };
     if (params.sequence !== 0 && params.sequence <= before.lastSequence) return { result: 'stale', ...unchanged };
     if (!sameStateFields(before, params.expected)) return { result: 'conflict', ...unchanged };
     slot.worker = {
@@ -278,14 +323,19 @@ export class MemoryJobStore implements JobStore {
       reportedJobIds: [...params.activeJobIds],
     };
     const cancelledJobIds: string[] = [];
+    const timedOutJobIds: string[] = [];
     for (const jobId of params.activeJobIds) {
-      const jobSlot = this.tables.jobs.get(jobId);
-      if (jobSlot?.job.lease?.workerId === params.workerId) this.renewLease(jobSlot, params.now);
-      else if (jobSlot?.job.state === 'cancelled') cancelledJobIds.push(jobId);
+      const job = this.tables.jobs.get(jobId)?.job;
+      if (job === undefined) continue;
+      if (job.lease?.workerId === params.workerId) {
+        this.renewLease(this.tables.jobs.get(jobId)!, params.now);
+        if (softTimeoutAt(job) <= params.now) timedOutJobIds.push(jobId);
+      } else if (job.state === 'cancelled') cancelledJobIds.push(jobId);
+      else if (job.state !== 'completed') timedOutJobIds.push(jobId);
     }
     this.signalIfRedirected(before, slot.worker);
     this.flush();
-    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds };
+    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds, timedOutJobIds };
   }
 
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
@@ -338,6 +388,11 @@ export class MemoryJobStore implements JobStore {
     return () => this.listeners.delete(listener);
   }
 
+  async publish(signal: PublishedSignal): Promise<void> {
+    this.tables.signal(signal);
+    this.flush();
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
   }
@@ -369,9 +424,11 @@ export class MemoryJobStore implements JobStore {
   }
 
   private renewLease(slot: JobSlot, now: number): number {
-    const renewed = confirmedLease(slot.job, slot.job.lease!, now);
+    const before = slot.job.lease!;
+    const renewed = confirmedLease(slot.job, before, now);
     this.tables.update(slot, { lease: renewed });
-    this.tables.leases.push({ at: renewed.expiresAt, id: slot.job.id, token: renewed.token });
+    // A lease capped by a fixed deadline (timeout, total timeout) may keep its expiry: one entry is enough.
+    if (renewed.expiresAt !== before.expiresAt) this.tables.leases.push({ at: renewed.expiresAt, id: slot.job.id, token: renewed.token });
     return renewed.expiresAt;
   }
 
@@ -380,25 +437,33 @@ export class MemoryJobStore implements JobStore {
     if (state !== desiredState(before)) this.tables.signal({ kind: 'workerDirected', workerId: after.workerId, state });
   }
 
-  /** Makes a waiting job available, or discards it if its expires_at has passed. */
-  private makeAvailable(slot: JobSlot, now: number): void {
-    if (slot.job.expiresAt !== undefined && slot.job.expiresAt <= now) {
-      this.discardExpired(slot, now);
-      return;
+  /**
+   * The jobs of the due entries of `heap` that `isLive` accepts. Entries are
+   * put back, so a job stays findable until a change actually applies to it.
+   */
+  private surface<E extends { at: number; id: string }>(heap: MinHeap<E>, now: number, limit: number, isLive: (job: Job, entry: E) => boolean): Job[] {
+    const surfaced: E[] = [];
+    const found: Job[] = [];
+    while (found.length < limit && (heap.peek()?.at ?? Infinity) <= now) {
+      const entry = heap.pop()!;
+      const job = this.tables.jobs.get(entry.id)?.job;
+      if (job === undefined || !isLive(job, entry)) continue;
+      surfaced.push(entry);
+      found.push(job);
     }
-    this.tables.update(slot, { state: 'available', enqueuedAt: now, nextRetryAt: undefined });
-  }
-
-  private discardExpired(slot: JobSlot, now: number): JobTransition {
-    const before = slot.job;
-    const error = stampError(EXPIRY_REPORT, before.attempt, now);
-    this.tables.update(slot, { state: 'discarded', completedAt: now, error, errors: appendError(before.errors, error), nextRetryAt: undefined });
-    return transition(before, slot.job);
+    for (const entry of surfaced) heap.push(entry);
+    return found;
   }
 }
 
 function snapshot(slot: WorkerSlot): WorkerSnapshot {
   return { worker: slot.worker, heldJobIds: [...slot.held] };
+}
+
+/** ojs-progress 5.1: clamped to 0..1, and never lower than what the attempt reported. */
+function mergeProgress(previous: number | undefined, reported: number): number {
+  const clamped = Math.min(1, Math.max(0, reported));
+  return previous === undefined ? clamped : Math.max(previous, clamped);
 }
 
 function sameStateFields(worker: Worker, expected: WorkerStateFields): boolean {

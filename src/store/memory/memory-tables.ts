@@ -1,6 +1,7 @@
 import type { FailureOutcome } from '../../domain/failure';
 import { JOB_STATES, type Job, type JobState, type TerminalState } from '../../domain/job';
 import type { Worker } from '../../domain/worker';
+import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
 import { transitionOf, type JobTransition } from '../../domain/transition';
 import type { QueueCounts } from '../job-store';
 import type { StoreSignal } from '../store-signal';
@@ -41,10 +42,12 @@ export class MemoryTables {
   readonly workers = new Map<string, WorkerSlot>();
   /** scheduled_at and next_retry_at deadlines. */
   readonly due = new MinHeap<TimedEntry>();
-  /** expires_at deadlines. */
+  /** Waiting deadlines (expires_at, enqueue TTL, total timeout). */
   readonly expiries = new MinHeap<TimedEntry>();
   /** Lease deadlines, with the token they were set for. */
   readonly leases = new MinHeap<TimedEntry & { token: string }>();
+  /** Soft (execution) timeouts of active attempts, with the lease token of the attempt. */
+  readonly softTimeouts = new MinHeap<TimedEntry & { token: string }>();
   /** Terminal jobs by completion time, per terminal state, for retention. */
   readonly finished: Readonly<Record<TerminalState, MinHeap<TimedEntry>>> = {
     completed: new MinHeap(),
@@ -103,7 +106,7 @@ export class MemoryTables {
     }
     if (before.lease !== undefined) this.releaseHeld(before.lease.workerId, before.id);
     this.update(slot, patch);
-    return transition(before, slot.job);
+    return { ...transition(before, slot.job), errorType: outcome.error.type };
   }
 
   releaseHeld(workerId: string, jobId: string): void {
@@ -175,7 +178,10 @@ export class MemoryTables {
       case 'pending':
         break;
       case 'active':
-        if (job.lease !== undefined) this.leases.push({ at: job.lease.expiresAt, id: job.id, token: job.lease.token });
+        if (job.lease !== undefined) {
+          this.leases.push({ at: job.lease.expiresAt, id: job.id, token: job.lease.token });
+          this.softTimeouts.push({ at: softTimeoutAt(job), id: job.id, token: job.lease.token });
+        }
         return;
       case 'completed':
       case 'cancelled':
@@ -183,7 +189,8 @@ export class MemoryTables {
         this.finished[job.state].push({ at: job.completedAt ?? 0, id: job.id });
         return;
     }
-    if (job.expiresAt !== undefined) this.expiries.push({ at: job.expiresAt, id: job.id });
+    const deadline = waitingDeadline(job);
+    if (deadline !== undefined) this.expiries.push({ at: deadline, id: job.id });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Job, JobError, JobState } from '../../domain/job';
 import { isTerminal } from '../../domain/job-state-machine';
+import { leaseToken } from '../../domain/lease';
 import type { JsonObject, JsonValue } from '../../domain/json';
 import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type RetryPolicy } from '../../domain/retry-policy';
 import { fromFlatHash, optionalNumber, type FlatHash } from './hash-fields';
@@ -8,8 +9,9 @@ import { fromFlatHash, optionalNumber, type FlatHash } from './hash-fields';
  * A job as a Redis hash. What never changes after enqueue is one JSON field
  * (`body`) that only TypeScript reads; scripts work on the scalar fields
  * (state, attempt, lease...) and on copies of the few body values they need
- * (type, queue, priority, vis, scheduledAt, expiresAt). Errors and results
- * are JSON strings built here, so Lua never parses user data.
+ * (type, queue, priority, scheduledAt, the timeout limits and the
+ * deadlines derived from them). Errors, results, progress data and
+ * checkpoints are JSON strings built here, so Lua never parses user data.
  */
 interface JobBody {
   specversion: string;
@@ -20,6 +22,10 @@ interface JobBody {
   meta: JsonObject;
   priority: number;
   timeoutMs: number;
+  gracePeriodMs: number;
+  heartbeatTimeoutMs: number;
+  totalTimeoutMs?: number;
+  enqueueTtlMs?: number;
   scheduledAt?: number;
   expiresAt?: number;
   /** Absent when it is the default policy (a constant), which is most jobs. */
@@ -33,21 +39,30 @@ interface JobBody {
 export const HEADER_SEPARATOR = '\x1f';
 
 /**
- * A new job as enqueue.lua takes it: a header (id, queue, state, priority,
- * expires at, scheduled at, type, visibility timeout, joined by
- * {@link HEADER_SEPARATOR}) and the body JSON, so the body is encoded once
- * and a script never decodes JSON.
+ * A new job as enqueue.lua takes it: a header (the scalar fields scripts
+ * work on, joined by {@link HEADER_SEPARATOR} in the order enqueue.lua
+ * names them) and the body JSON, so the body is encoded once and a script
+ * never decodes JSON. `discardAt` is the part of the waiting deadline that
+ * never changes (expires_at, total timeout); the enqueue TTL applies only
+ * before the first attempt, so scripts keep it apart (domain waitingDeadline).
  */
 export function newJobArgs(job: Job): [string, string] {
+  const totalAt = job.totalTimeoutMs === undefined ? undefined : job.createdAt + job.totalTimeoutMs;
+  const discardAt = [job.expiresAt, totalAt].filter((at): at is number => at !== undefined);
   const header = [
     job.id,
     job.queue,
     job.state,
     job.priority,
-    job.expiresAt ?? '',
+    discardAt.length === 0 ? '' : Math.min(...discardAt),
+    job.enqueueTtlMs === undefined ? '' : job.createdAt + job.enqueueTtlMs,
     job.scheduledAt ?? '',
     job.type,
     job.visibilityTimeoutMs,
+    job.timeoutMs,
+    job.gracePeriodMs,
+    job.heartbeatTimeoutMs,
+    totalAt ?? '',
   ].join(HEADER_SEPARATOR);
   const body: JobBody = {
     specversion: job.specversion,
@@ -58,9 +73,13 @@ export function newJobArgs(job: Job): [string, string] {
     meta: job.meta,
     priority: job.priority,
     timeoutMs: job.timeoutMs,
+    gracePeriodMs: job.gracePeriodMs,
+    heartbeatTimeoutMs: job.heartbeatTimeoutMs,
     visibilityTimeoutMs: job.visibilityTimeoutMs,
     createdAt: job.createdAt,
   };
+  if (job.totalTimeoutMs !== undefined) body.totalTimeoutMs = job.totalTimeoutMs;
+  if (job.enqueueTtlMs !== undefined) body.enqueueTtlMs = job.enqueueTtlMs;
   if (!isDefaultRetryPolicy(job.retry)) body.retry = job.retry;
   if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
@@ -79,6 +98,10 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
     meta: body.meta,
     priority: body.priority,
     timeoutMs: body.timeoutMs,
+    gracePeriodMs: body.gracePeriodMs,
+    heartbeatTimeoutMs: body.heartbeatTimeoutMs,
+    totalTimeoutMs: body.totalTimeoutMs,
+    enqueueTtlMs: body.enqueueTtlMs,
     scheduledAt: body.scheduledAt,
     expiresAt: body.expiresAt,
     retry: body.retry ?? DEFAULT_RETRY_POLICY,
@@ -96,6 +119,9 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
     nextRetryAt: undefined,
     deadLetter: false,
     lease: undefined,
+    progress: undefined,
+    progressData: undefined,
+    lastCheckpoint: undefined,
   };
   return job;
 }
@@ -124,16 +150,23 @@ export function decodeJob(hash: FlatHash | Record<string, string>): Job | undefi
       workerId: fields['leaseWorker'],
       token: fields['leaseToken'] ?? '',
       expiresAt: Number(fields['leaseExpiresAt']),
+      renewedAt: Number(fields['leaseRenewedAt'] ?? fields['startedAt']),
       isConfirmed: fields['leaseConfirmed'] === '1',
     };
   }
+  // Progress belongs to one attempt (ojs-progress); the checkpoint outlives it.
+  if (fields['progressAttempt'] === fields['attempt']) {
+    job.progress = optionalNumber(fields['progress']);
+    if (fields['progressData'] !== undefined) job.progressData = JSON.parse(fields['progressData']) as JsonObject;
+  }
+  if (fields['checkpoint'] !== undefined) job.lastCheckpoint = JSON.parse(fields['checkpoint']) as JsonValue;
   return job;
 }
 
 /**
- * A job claim.lua just made active, from its compact reply
- * ({id, attempt, lease expires at, body, enqueued at, errors, error}): an
- * active job has no result, completion, retry time or dead-letter mark.
+ * A job claim.lua just made active, from its compact reply ({id, attempt,
+ * lease expires at, body, enqueued at, errors, error, checkpoint}): an active
+ * job has no result, completion, retry time, dead-letter mark or progress yet.
  */
 export function decodeClaimedJob(reply: readonly string[], workerId: string, leaseNonce: string, now: number): Job {
   const attempt = Number(reply[1]);
@@ -141,7 +174,8 @@ export function decodeClaimedJob(reply: readonly string[], workerId: string, lea
   job.startedAt = now;
   job.enqueuedAt = optionalNumber(reply[4]);
   if (reply[6]) job.error = normalizeError(JSON.parse(reply[6]) as JobError);
-  job.lease = { workerId, token: `${leaseNonce}.${attempt}`, expiresAt: Number(reply[2]), isConfirmed: false };
+  if (reply[7]) job.lastCheckpoint = JSON.parse(reply[7]) as JsonValue;
+  job.lease = { workerId, token: leaseToken(leaseNonce, attempt), expiresAt: Number(reply[2]), renewedAt: now, isConfirmed: false };
   return job;
 }
 

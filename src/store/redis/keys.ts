@@ -22,6 +22,7 @@ export class RedisKeys {
   readonly held: string;
   readonly finished: string;
   readonly channel: string;
+  readonly timeouts: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -38,6 +39,7 @@ export class RedisKeys {
     this.held = `${prefix}:held:`;
     this.finished = `${prefix}:finished:`;
     this.channel = `${prefix}:signals`;
+    this.timeouts = `${prefix}:timeouts`;
   }
 
   jobKey(jobId: string): string {
@@ -72,6 +74,7 @@ export class RedisKeys {
       this.held,
       this.finished,
       this.channel,
+      this.timeouts,
     ];
   }
 }

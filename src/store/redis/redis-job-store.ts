@@ -2,7 +2,6 @@ import type { Cluster, Redis } from 'ioredis';
 import type { FailureOutcome } from '../../domain/failure';
 import type { Job, JobState } from '../../domain/job';
 import type { JsonValue } from '../../domain/json';
-import { EXPIRY_REPORT } from '../../domain/job-error';
 import { statesLeadingTo } from '../../domain/job-state-machine';
 import type { RetentionPolicy } from '../../domain/retention';
 import type { JobTransition } from '../../domain/transition';
@@ -14,9 +13,11 @@ import type {
   ClaimParams,
   ClaimResult,
   DirectParams,
+  DiscardWaitingParams,
   ExtendLeaseParams,
   FailParams,
   JobStore,
+  ProgressParams,
   QueueCounts,
   RecoverParams,
   ReleaseParams,
@@ -26,14 +27,14 @@ import type {
   StateChange,
   WorkerSnapshot,
 } from '../job-store';
-import type { StoreSignal } from '../store-signal';
+import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { fromFlatHash, type FlatHash } from './hash-fields';
 import { decodeClaimedJob, decodeJob, encodeJson, newJobArgs } from './job-codec';
 import { RedisKeys } from './keys';
 import { openRedis, type RedisConnection } from './redis-connection';
 import { redisFailure, refusalError } from './script-errors';
 import { defineScripts, type ScriptArg, type ScriptName, type ScriptRunner } from './scripts';
-import { decodeSignal } from './signal-codec';
+import { decodeSignal, encodeSignal } from './signal-codec';
 import { decodeWorker, newWorkerPairs } from './worker-codec';
 
 export interface RedisJobStoreOptions {
@@ -171,6 +172,19 @@ export class RedisJobStore implements JobStore {
     return Number(reply[1]);
   }
 
+  async recordProgress(params: ProgressParams): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
+    const reply = (await this.call('record-progress', [
+      params.now,
+      params.workerId,
+      params.jobId,
+      params.leaseToken,
+      params.progress ?? '',
+      encodeJson(params.data),
+      encodeJson(params.checkpoint),
+    ])) as string[];
+    return reply[0] === 'ok' ? { applied: true, leaseExpiresAt: Number(reply[1]) } : { applied: false };
+  }
+
   async cancel(jobId: string, now: number): Promise<StateChange> {
     return this.manualTransition('cancel', jobId, 'cancelled', [now, jobId, statesLeadingTo('cancelled').join(',')]);
   }
@@ -184,11 +198,31 @@ export class RedisJobStore implements JobStore {
   }
 
   async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
-    return ((await this.call('promote-due', [now, limit, EXPIRY_REPORT.message])) as Reply[]).map(decodeTransition);
+    return ((await this.call('promote-due', [now, limit])) as Reply[]).map(decodeTransition);
+  }
+
+  async findExpiredWaiting(now: number, limit: number): Promise<Job[]> {
+    return ((await this.call('find-expired-waiting', [now, limit])) as FlatHash[]).flatMap((hash) => decodeJob(hash) ?? []);
+  }
+
+  async discardWaiting(params: DiscardWaitingParams): Promise<JobTransition[]> {
+    const args: ScriptArg[] = [params.now];
+    for (const item of params.items) args.push(item.jobId, item.expectedState, encodeJson(item.error), encodeJson(item.errors));
+    return ((await this.call('discard-waiting', args)) as Reply[]).map(decodeTransition);
+  }
+
+  async takeDueSoftTimeouts(now: number, limit: number): Promise<{ jobId: string; workerId: string }[]> {
+    const reply = (await this.call('take-soft-timeouts', [now, limit])) as [string, string][];
+    return reply.map(([jobId, workerId]) => ({ jobId, workerId }));
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
     return ((await this.call('find-expired-leases', [now, limit])) as FlatHash[]).flatMap((hash) => decodeJob(hash) ?? []);
+  }
+
+  async listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]> {
+    const reply = (await this.call('list-active-heartbeats', [limit])) as [string, string][];
+    return reply.map(([queue, renewedAt]) => ({ queue, renewedAt: Number(renewedAt) }));
   }
 
   async recover(params: RecoverParams): Promise<JobTransition[]> {
@@ -236,6 +270,7 @@ export class RedisJobStore implements JobStore {
       result: reply[0] as BeatOutcome['result'],
       desiredState: reply[1] as WorkerState,
       cancelledJobIds: (reply[2] as string[] | undefined) ?? [],
+      timedOutJobIds: (reply[3] as string[] | undefined) ?? [],
     };
   }
 
@@ -284,6 +319,10 @@ export class RedisJobStore implements JobStore {
     return () => this.listeners.delete(listener);
   }
 
+  async publish(signal: PublishedSignal): Promise<void> {
+    await this.guard(this.connection.command.publish(this.keys.channel, encodeSignal(signal)));
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
     this.connection.subscriber.disconnect();
@@ -315,6 +354,7 @@ export class RedisJobStore implements JobStore {
       const item = items[i]!;
       if (status !== 'ok') return { ok: false, error: refusalError({ status, jobId: item.jobId, state }) };
       const settled: SettlementOutcome = { ok: true, transition: decodeTransition(transition!) };
+      if (item.outcome !== undefined) settled.transition.errorType = item.outcome.error.type;
       if (item.outcome?.state === 'retryable') settled.nextRetryAt = item.outcome.nextRetryAt;
       return settled;
     });
@@ -359,9 +399,9 @@ export class RedisJobStore implements JobStore {
   }
 }
 
-/** A transition as scripts return it: id, type, queue, from, to, attempt, worker ('' for none). */
+/** A transition as scripts return it: id, type, queue, from, to, attempt, worker, started at ('' for none). */
 function decodeTransition(reply: Reply): JobTransition {
-  const [jobId, type, queue, from, to, attempt, workerId] = reply as string[];
+  const [jobId, type, queue, from, to, attempt, workerId, startedAt] = reply as string[];
   const transition: JobTransition = {
     jobId: jobId!,
     type: type!,
@@ -371,5 +411,6 @@ function decodeTransition(reply: Reply): JobTransition {
     attempt: Number(attempt),
   };
   if (workerId) transition.workerId = workerId;
+  if (startedAt) transition.startedAt = Number(startedAt);
   return transition;
 }

@@ -10,11 +10,16 @@ export const SCRIPT_NAMES = [
   'settle',
   'release-undelivered',
   'extend-lease',
+  'record-progress',
   'cancel',
   'activate',
   'retry',
   'promote-due',
+  'find-expired-waiting',
+  'discard-waiting',
+  'take-soft-timeouts',
   'find-expired-leases',
+  'list-active-heartbeats',
   'prune-terminal',
   'register-worker',
   'read-workers',
@@ -29,7 +34,7 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
 const LIBRARY = 'lib/ojs.lua';
 
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 13;
+export const SCRIPT_KEY_COUNT = 14;
 
 const commandName = (name: ScriptName): string => `ojs_${name.replace(/-/g, '_')}`;
 

@@ -1,13 +1,20 @@
+import type { JobEvent } from '../../domain/job-event';
 import type { WorkerState } from '../../domain/worker';
-import type { StoreSignal } from '../store-signal';
+import type { PublishedSignal, StoreSignal } from '../store-signal';
 
-/** A signal as scripts publish it (cjson-encoded, one-letter keys: see lua/lib/ojs.lua). */
+/**
+ * A signal on the channel: cjson-encoded with one-letter keys when a script
+ * publishes it (see lua/lib/ojs.lua); JSON from {@link encodeSignal} when
+ * the application does.
+ */
 type WireSignal =
   | { k: 'a'; q: string; n: number }
   | { k: 'c'; w: string; n: number }
   | { k: 'd'; w: string; s: WorkerState }
   | { k: 'x'; w: string; j: string[] }
-  | { k: 'r'; w: string };
+  | { k: 'r'; w: string }
+  | { k: 't'; w: string; j: string[] }
+  | { k: 'e'; e: JobEvent };
 
 /** The StoreSignal a published message carries, or undefined for one this server does not know. */
 export function decodeSignal(message: string): StoreSignal | undefined {
@@ -23,7 +30,18 @@ export function decodeSignal(message: string): StoreSignal | undefined {
       return { kind: 'jobsCancelled', workerId: wire.w, jobIds: wire.j };
     case 'r':
       return { kind: 'workerRemoved', workerId: wire.w };
+    case 't':
+      return { kind: 'jobsTimedOut', workerId: wire.w, jobIds: wire.j };
+    case 'e':
+      return { kind: 'event', event: wire.e };
     default:
       return undefined;
   }
+}
+
+/** The message for a signal the application publishes. */
+export function encodeSignal(signal: PublishedSignal): string {
+  const wire: WireSignal =
+    signal.kind === 'jobsTimedOut' ? { k: 't', w: signal.workerId, j: signal.jobIds } : { k: 'e', e: signal.event };
+  return JSON.stringify(wire);
 }

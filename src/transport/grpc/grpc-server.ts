@@ -49,7 +49,8 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   const workerService = new WorkerServiceHandlers(app);
   server.add(WorkerServiceDefinition, workerService);
   server.add(JobServiceDefinition, new JobServiceHandlers(app));
-  server.add(OperatorServiceDefinition, new OperatorServiceHandlers(app));
+  const operatorService = new OperatorServiceHandlers(app);
+  server.add(OperatorServiceDefinition, operatorService);
   server.add(HealthDefinition, HealthServiceImpl(health));
   const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
   for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
@@ -74,6 +75,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       setStatus('unhealthy');
       const drained = server.shutdown();
       workerService.endStreams();
+      operatorService.endStreams();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), timeoutMs);

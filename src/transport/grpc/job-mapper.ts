@@ -37,7 +37,11 @@ export function toSubmission(job: ProtoJob): JobSubmission {
     timeoutSeconds: job.timeout,
     visibilityTimeoutSeconds: job.visibilityTimeout,
     schema: job.schema,
+    totalTimeoutSeconds: job.totalTimeout,
+    enqueueTtlSeconds: job.enqueueTtl,
+    heartbeatTimeoutSeconds: job.heartbeatTimeout,
   };
+  if (job.gracePeriod !== undefined) submission.gracePeriodSeconds = job.gracePeriod;
   if (job.meta !== undefined) submission.meta = job.meta;
   if (job.scheduledAt !== undefined) submission.scheduledAt = fromDate(job.scheduledAt)!;
   if (job.expiresAt !== undefined) submission.expiresAt = fromDate(job.expiresAt)!;
@@ -79,12 +83,16 @@ export function toProtoJob(job: Job): ProtoJob {
     args: job.args,
     meta: job.meta,
     priority: job.priority,
-    timeout: Math.round(job.timeoutMs / 1000),
+    timeout: seconds(job.timeoutMs),
     scheduledAt: toDate(job.scheduledAt),
     expiresAt: toDate(job.expiresAt),
     retry: toProtoRetryPolicy(job),
-    visibilityTimeout: Math.round(job.visibilityTimeoutMs / 1000),
+    visibilityTimeout: seconds(job.visibilityTimeoutMs),
     schema: job.schema ?? '',
+    totalTimeout: seconds(job.totalTimeoutMs),
+    enqueueTtl: seconds(job.enqueueTtlMs),
+    gracePeriod: seconds(job.gracePeriodMs),
+    heartbeatTimeout: seconds(job.heartbeatTimeoutMs),
     state: toProtoJobState(job.state),
     attempt: job.attempt,
     createdAt: toDate(job.createdAt),
@@ -97,7 +105,14 @@ export function toProtoJob(job: Job): ProtoJob {
     nextRetryAt: toDate(job.nextRetryAt),
     workerId: job.lease?.workerId ?? '',
     deadLetter: job.deadLetter,
+    progress: job.progress,
+    progressData: job.progressData,
+    lastCheckpoint: job.lastCheckpoint,
   };
+}
+
+function seconds(ms: number | undefined): number {
+  return ms === undefined ? 0 : Math.round(ms / 1000);
 }
 
 /** A claimed job with the lease that proves the reservation. */

@@ -1,19 +1,33 @@
+import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import { invalidRequest } from '../../domain/errors';
+import { JOB_EVENT_TYPES, type JobEvent } from '../../domain/job-event';
 import type { WorkerTarget, WorkerSnapshot } from '../../store/job-store';
 import type {
   ListWorkersRequest,
+  JobEvent as ProtoJobEvent,
   OperatorServiceImplementation,
   SetWorkerStateRequest,
+  WatchEventsRequest,
+  WatchEventsResponse,
   WorkerInfo,
 } from '../../../gen/ojs/server/v1/operator_service';
 import { desiredState } from '../../domain/worker';
+import { AsyncQueue } from './async-queue';
 import { fromProtoWorkerState, toProtoWorkerState } from './enum-mapping';
+import { shuttingDown } from './shutting-down';
 import { toDate } from './time-mapping';
 
-/** OperatorService handlers: the fleet and the queues. */
+/** OperatorService handlers: the fleet, the queues and the event feed. */
 export class OperatorServiceHandlers implements OperatorServiceImplementation {
+  private readonly eventStreams = new Set<AsyncQueue<WatchEventsResponse>>();
+
   constructor(private readonly app: Application) {}
+
+  /** Ends every open WatchEvents stream with UNAVAILABLE (server shutdown). */
+  endStreams(): void {
+    for (const outbox of this.eventStreams) outbox.fail(shuttingDown());
+  }
 
   async listWorkers(request: ListWorkersRequest) {
     const filter: { label?: string; queue?: string } = {};
@@ -34,6 +48,40 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     const queues = await this.app.jobs.queueCounts();
     return { queues: queues.map(({ queue, ...counts }) => ({ name: queue, ...counts })) };
   }
+
+  /** Streams job events of every replica until the client cancels; keepalives keep proxies from cutting it. */
+  async *watchEvents(request: WatchEventsRequest, context: CallContext): AsyncGenerator<WatchEventsResponse> {
+    request.types.forEach((type, i) => {
+      if (!(JOB_EVENT_TYPES as readonly string[]).includes(type)) throw invalidRequest(`types[${i}]`, `must be one of ${JOB_EVENT_TYPES.join(', ')}`);
+    });
+    const outbox = new AsyncQueue<WatchEventsResponse>();
+    const unwatch = this.app.events.watch({ types: request.types, queues: request.queues }, (event) => outbox.push({ event: toProtoEvent(event) }));
+    const keepalive = setInterval(() => outbox.push({ event: undefined }), this.app.context.settings.streamKeepaliveMs);
+    const endOnAbort = (): void => outbox.end();
+    context.signal.addEventListener('abort', endOnAbort);
+    this.eventStreams.add(outbox);
+    try {
+      yield* outbox;
+    } finally {
+      unwatch();
+      clearInterval(keepalive);
+      context.signal.removeEventListener('abort', endOnAbort);
+      this.eventStreams.delete(outbox);
+    }
+  }
+}
+
+function toProtoEvent(event: JobEvent): ProtoJobEvent {
+  return {
+    type: event.type,
+    time: toDate(event.at),
+    jobId: event.jobId,
+    jobType: event.jobType,
+    queue: event.queue,
+    attempt: event.attempt,
+    workerId: event.workerId ?? '',
+    data: { timeout_kind: event.timeoutKind, limit_seconds: event.limitSeconds, elapsed_seconds: event.elapsedSeconds },
+  };
 }
 
 function toTarget(target: SetWorkerStateRequest['target']): WorkerTarget {

@@ -1,6 +1,8 @@
-import { ServerError, Status, type CallContext } from 'nice-grpc';
+import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import { invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
+import type { JsonObject, JsonValue } from '../../domain/json';
+import type { ProgressUpdate } from '../../domain/progress';
 import type { WorkerState } from '../../domain/worker';
 import { requireField } from '../../app/require-field';
 import type { SettlementOutcome } from '../../store/job-store';
@@ -13,6 +15,7 @@ import {
   type FailBatchRequest,
   type FailRequest,
   type RegisterRequest,
+  type ReportProgressRequest,
   type BeatResponse,
   type FetchRequest,
   type FetchResponse,
@@ -21,6 +24,7 @@ import {
 } from '../../../gen/ojs/server/v1/worker_service';
 import { AsyncQueue } from './async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
+import { shuttingDown } from './shutting-down';
 import { toDelivery, toFailureReport } from './job-mapper';
 import { fromDuration, toDate, toDuration } from './time-mapping';
 
@@ -115,19 +119,34 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     return { leaseExpiresAt: toDate(expiresAt) };
   }
 
+  async reportProgress(request: ReportProgressRequest) {
+    const update: ProgressUpdate = {};
+    if (request.progress !== undefined) update.progress = request.progress;
+    if (request.data !== undefined) update.data = request.data as JsonObject;
+    if (request.checkpoint !== undefined) update.checkpoint = request.checkpoint as JsonValue;
+    const outcome = await this.app.settlement.reportProgress(request.workerId, request.jobId, request.leaseToken, update);
+    return { applied: outcome.applied, leaseExpiresAt: toDate(outcome.leaseExpiresAt) };
+  }
+
   /**
-   * Answers every beat, and pushes directives, cancellations and keepalives
-   * in between. The stream is bound to the worker of its first message.
+   * Answers every beat, and pushes directives, cancellations, timeouts and
+   * keepalives in between. The stream is bound to the worker of its first message.
    */
   async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
     const outbox = new AsyncQueue<BeatResponse>();
     const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
-    const push = (state: WorkerState, cancelledJobIds: string[], inReplyTo = 0): void => {
+    const push = (state: WorkerState, jobs: { cancelled?: string[]; timedOut?: string[] } = {}, inReplyTo = 0): void => {
       stream.state = state;
-      outbox.push({ state: toProtoWorkerState(state), serverTime: this.now(), cancelledJobIds, inReplyTo });
+      outbox.push({
+        state: toProtoWorkerState(state),
+        serverTime: this.now(),
+        cancelledJobIds: jobs.cancelled ?? [],
+        timedOutJobIds: jobs.timedOut ?? [],
+        inReplyTo,
+      });
     };
     const keepalive = setInterval(() => {
-      if (stream.workerId !== '') push(stream.state, []);
+      if (stream.workerId !== '') push(stream.state);
     }, this.app.context.settings.streamKeepaliveMs);
     this.beatStreams.add(outbox);
 
@@ -136,8 +155,9 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
         if (stream.workerId === '') {
           stream.workerId = requireField('worker_id', request.workerId);
           stream.detach = this.app.streams.attachBeat(stream.workerId, {
-            directed: (state) => push(state, []),
-            cancelled: (jobIds) => push(stream.state, jobIds),
+            directed: (state) => push(state),
+            cancelled: (jobIds) => push(stream.state, { cancelled: jobIds }),
+            timedOut: (jobIds) => push(stream.state, { timedOut: jobIds }),
             removed: () => outbox.fail(workerNotFound(stream.workerId)),
           });
         } else if (request.workerId !== stream.workerId) {
@@ -151,7 +171,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
           sequence: request.sequence,
           activeJobIds: request.activeJobIds,
         });
-        push(outcome.desiredState, outcome.cancelledJobIds, request.sequence);
+        push(outcome.desiredState, { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds }, request.sequence);
       }
       outbox.end();
     };
@@ -184,8 +204,4 @@ function toSettlementResult(jobId: string, outcome: SettlementOutcome): Settleme
   }
   const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
   return { jobId, ok: false, errorCode: error.code, errorMessage: error.message, state: 0, nextRetryAt: undefined };
-}
-
-function shuttingDown(): ServerError {
-  return new ServerError(Status.UNAVAILABLE, 'server is shutting down; reconnect to another replica');
 }

@@ -1,30 +1,8 @@
 import { decideFailure } from '../../../src/domain/failure';
-import type { Job } from '../../../src/domain/job';
+import { activeJob } from '../support/active-job';
 import { DEFAULT_RETRY_POLICY } from '../../../src/domain/retry-policy';
 
 const NOW = 1_000_000;
-
-function activeJob(overrides: Partial<Job> = {}): Job {
-  return {
-    specversion: '1.0',
-    id: 'job-1',
-    type: 'test.job',
-    queue: 'default',
-    args: [],
-    meta: {},
-    priority: 0,
-    timeoutMs: 60_000,
-    retry: { ...DEFAULT_RETRY_POLICY, jitter: false },
-    visibilityTimeoutMs: 60_000,
-    state: 'active',
-    attempt: 1,
-    createdAt: 0,
-    errors: [],
-    deadLetter: false,
-    lease: { workerId: 'w', token: 't', expiresAt: NOW + 1, isConfirmed: true },
-    ...overrides,
-  };
-}
 
 const context = { now: NOW, random: () => 0.5 };
 
@@ -76,5 +54,23 @@ describe('failure decisions', () => {
     expect(
       decideFailure(activeJob({ attempt: 3 }), { type: 'worker_death', message: '' }, { ...context, requeueAtOnce: true }).state,
     ).toBe('discarded');
+  });
+});
+
+describe('failure decisions under a total timeout (timeouts.md 5.2, 9.1)', () => {
+  const job = (overrides = {}) => activeJob({ createdAt: 0, timeoutMs: 10_000, totalTimeoutMs: NOW + 11_500, ...overrides });
+
+  it('retries when the next attempt can still finish in time', () => {
+    expect(decideFailure(job(), { type: 'Boom', message: '' }, context).state).toBe('retryable');
+  });
+
+  it('discards as total_timeout when the backoff plus one attempt would overrun it', () => {
+    const outcome = decideFailure(job({ attempt: 2 }), { type: 'Boom', message: '' }, context);
+    expect(outcome).toMatchObject({ state: 'discarded', error: { type: 'total_timeout', details: { timeout_kind: 'total' } } });
+    expect(outcome.errors.map((e) => e.type)).toEqual(['Boom', 'total_timeout']);
+  });
+
+  it('never retries a total_timeout, whatever attempts remain', () => {
+    expect(decideFailure(job(), { type: 'total_timeout', message: '' }, context).state).toBe('discarded');
   });
 });

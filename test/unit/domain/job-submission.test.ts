@@ -5,7 +5,7 @@ const NOW = Date.parse('2026-03-01T00:00:00Z');
 const creation: JobCreation = {
   now: NOW,
   newId: () => '01961234-5678-7abc-8ef0-123456789abc',
-  defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000 },
+  defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
   pending: false,
 };
 
@@ -34,6 +34,14 @@ describe('building a job from a submission', () => {
       errors: [],
       deadLetter: false,
     });
+  });
+
+  it('resolves the timeout limits of timeouts.md section 6, 0 meaning none or the default', () => {
+    const defaults = build({}).job;
+    expect(defaults).toMatchObject({ gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 });
+    expect(defaults.totalTimeoutMs ?? defaults.enqueueTtlMs).toBeUndefined();
+    const { job } = build({ timeoutSeconds: 60, totalTimeoutSeconds: 600, enqueueTtlSeconds: 30, gracePeriodSeconds: 0, heartbeatTimeoutSeconds: 90 });
+    expect(job).toMatchObject({ timeoutMs: 60_000, totalTimeoutMs: 600_000, enqueueTtlMs: 30_000, gracePeriodMs: 0, heartbeatTimeoutMs: 90_000 });
   });
 
   it('keeps a client-chosen UUIDv7 and per-job timeouts', () => {
@@ -66,6 +74,10 @@ describe('building a job from a submission', () => {
     ['a priority out of range', { priority: 1001 }, 'job.priority'],
     ['a negative timeout', { timeoutSeconds: -5 }, 'job.timeout'],
     ['a negative visibility timeout', { visibilityTimeoutSeconds: -1 }, 'job.visibility_timeout'],
+    ['a total timeout shorter than the timeout', { timeoutSeconds: 60, totalTimeoutSeconds: 59 }, 'job.total_timeout'],
+    ['a negative enqueue TTL', { enqueueTtlSeconds: -1 }, 'job.enqueue_ttl'],
+    ['a fractional grace period', { gracePeriodSeconds: 1.5 }, 'job.grace_period'],
+    ['a negative heartbeat timeout', { heartbeatTimeoutSeconds: -1 }, 'job.heartbeat_timeout'],
     ['another specversion', { specversion: '2.0' }, 'job.specversion'],
     ['a bad retry interval', { retry: { initialInterval: '5 seconds' } }, 'job.retry.initial_interval'],
   ])('refuses %s, naming %s', (_, submission, field) => {

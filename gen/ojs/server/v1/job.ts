@@ -104,7 +104,9 @@ export interface Job {
   priority: number;
   /**
    * Maximum execution time of one attempt, in seconds. 0 means the server
-   * default (1800).
+   * default (1800). When it passes, the worker is told to stop (a soft
+   * timeout on its Beat stream); grace_period later the server reclaims the
+   * job with error type "timeout".
    */
   timeout: number;
   /** Earliest time the job may run. A future time makes the job "scheduled". */
@@ -129,6 +131,31 @@ export interface Job {
   visibilityTimeout: number;
   /** URI of a schema describing args. Preserved, not validated. */
   schema: string;
+  /**
+   * Longest time from created_at to completion across all attempts, in
+   * seconds; 0 means none. When it passes the job is discarded (error type
+   * "total_timeout"), whatever attempts remain. At least timeout.
+   */
+  totalTimeout: number;
+  /**
+   * Longest time the job may wait before its first attempt, in seconds; 0
+   * means none. When it passes the job is discarded (error type
+   * "enqueue_ttl_expired").
+   */
+  enqueueTtl: number;
+  /**
+   * Time between the soft timeout and the reclaim, in seconds. Default 30;
+   * 0 means reclaim at the timeout itself.
+   */
+  gracePeriod?:
+    | number
+    | undefined;
+  /**
+   * Longest silence about the job (no beat listing it, no progress), in
+   * seconds, before it is stalled and reclaimed (error type "stalled").
+   * 0 means the server default (60).
+   */
+  heartbeatTimeout: number;
   /** Current lifecycle state. */
   state: JobState;
   /** Number of the current (or last) attempt; 0 until the job first runs. */
@@ -170,6 +197,22 @@ export interface Job {
    * (retry.on_exhaustion = dead_letter, or a DEAD_LETTER handler code).
    */
   deadLetter: boolean;
+  /**
+   * Progress of the current (or last) attempt, 0.0 to 1.0; unset until
+   * reported (ojs-progress). 1.0 once completed if progress was reported.
+   */
+  progress?:
+    | number
+    | undefined;
+  /** Structured progress of the current (or last) attempt. */
+  progressData:
+    | { [key: string]: any }
+    | undefined;
+  /**
+   * The last checkpoint saved by any attempt, handed to the next one so it
+   * can resume (ojs-progress section 6.4).
+   */
+  lastCheckpoint: any | undefined;
 }
 
 /**
@@ -247,6 +290,10 @@ function createBaseJob(): Job {
     retry: undefined,
     visibilityTimeout: 0,
     schema: "",
+    totalTimeout: 0,
+    enqueueTtl: 0,
+    gracePeriod: undefined,
+    heartbeatTimeout: 0,
     state: 0,
     attempt: 0,
     createdAt: undefined,
@@ -259,6 +306,9 @@ function createBaseJob(): Job {
     nextRetryAt: undefined,
     workerId: "",
     deadLetter: false,
+    progress: undefined,
+    progressData: undefined,
+    lastCheckpoint: undefined,
   };
 }
 
@@ -303,6 +353,18 @@ export const Job: MessageFns<Job> = {
     if (message.schema !== "") {
       writer.uint32(106).string(message.schema);
     }
+    if (message.totalTimeout !== 0) {
+      writer.uint32(112).int32(message.totalTimeout);
+    }
+    if (message.enqueueTtl !== 0) {
+      writer.uint32(120).int32(message.enqueueTtl);
+    }
+    if (message.gracePeriod !== undefined) {
+      writer.uint32(128).int32(message.gracePeriod);
+    }
+    if (message.heartbeatTimeout !== 0) {
+      writer.uint32(136).int32(message.heartbeatTimeout);
+    }
     if (message.state !== 0) {
       writer.uint32(160).int32(message.state);
     }
@@ -338,6 +400,15 @@ export const Job: MessageFns<Job> = {
     }
     if (message.deadLetter !== false) {
       writer.uint32(248).bool(message.deadLetter);
+    }
+    if (message.progress !== undefined) {
+      writer.uint32(257).double(message.progress);
+    }
+    if (message.progressData !== undefined) {
+      Struct.encode(Struct.wrap(message.progressData), writer.uint32(266).fork()).join();
+    }
+    if (message.lastCheckpoint !== undefined) {
+      Value.encode(Value.wrap(message.lastCheckpoint), writer.uint32(274).fork()).join();
     }
     return writer;
   },
@@ -459,6 +530,38 @@ export const Job: MessageFns<Job> = {
             message.schema = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.totalTimeout = reader.int32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.enqueueTtl = reader.int32();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.gracePeriod = reader.int32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.heartbeatTimeout = reader.int32();
+            continue;
+          }
           case 20: {
             if (tag !== 160) {
               break;
@@ -555,6 +658,30 @@ export const Job: MessageFns<Job> = {
             message.deadLetter = reader.bool();
             continue;
           }
+          case 32: {
+            if (tag !== 257) {
+              break;
+            }
+
+            message.progress = reader.double();
+            continue;
+          }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.progressData = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 34: {
+            if (tag !== 274) {
+              break;
+            }
+
+            message.lastCheckpoint = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -587,6 +714,10 @@ export const Job: MessageFns<Job> = {
       : undefined;
     message.visibilityTimeout = object.visibilityTimeout ?? 0;
     message.schema = object.schema ?? "";
+    message.totalTimeout = object.totalTimeout ?? 0;
+    message.enqueueTtl = object.enqueueTtl ?? 0;
+    message.gracePeriod = object.gracePeriod ?? undefined;
+    message.heartbeatTimeout = object.heartbeatTimeout ?? 0;
     message.state = object.state ?? 0;
     message.attempt = object.attempt ?? 0;
     message.createdAt = object.createdAt ?? undefined;
@@ -601,6 +732,9 @@ export const Job: MessageFns<Job> = {
     message.nextRetryAt = object.nextRetryAt ?? undefined;
     message.workerId = object.workerId ?? "";
     message.deadLetter = object.deadLetter ?? false;
+    message.progress = object.progress ?? undefined;
+    message.progressData = object.progressData ?? undefined;
+    message.lastCheckpoint = object.lastCheckpoint === undefined ? undefined : object.lastCheckpoint;
     return message;
   },
 };

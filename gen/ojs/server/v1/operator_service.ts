@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Struct } from "../../../google/protobuf/struct";
 import { Timestamp } from "../../../google/protobuf/timestamp";
 import { WorkerState } from "./worker_service";
 
@@ -63,6 +64,36 @@ export interface SetWorkerStateRequest {
 export interface SetWorkerStateResponse {
   /** The workers that were directed. */
   workerIds: string[];
+}
+
+export interface WatchEventsRequest {
+  /** Only these event types (e.g. "job.stalled"); empty means all. */
+  types: string[];
+  /** Only events of jobs in these queues; empty means all. */
+  queues: string[];
+}
+
+export interface WatchEventsResponse {
+  /** Empty for a keepalive. */
+  event: JobEvent | undefined;
+}
+
+/** JobEvent is one lifecycle event (ojs-events vocabulary). */
+export interface JobEvent {
+  /** "job.timeout", "job.stalled", "job.ttl_expired" or "job.total_timeout". */
+  type: string;
+  time: Date | undefined;
+  jobId: string;
+  jobType: string;
+  queue: string;
+  attempt: number;
+  /** The worker that held the job, if it was active. */
+  workerId: string;
+  /**
+   * The data of timeouts.md section 11.1: timeout_kind, limit_seconds,
+   * elapsed_seconds.
+   */
+  data: { [key: string]: any } | undefined;
 }
 
 export interface ListQueuesRequest {
@@ -585,6 +616,269 @@ export const SetWorkerStateResponse: MessageFns<SetWorkerStateResponse> = {
   },
 };
 
+function createBaseWatchEventsRequest(): WatchEventsRequest {
+  return { types: [], queues: [] };
+}
+
+export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
+  encode(message: WatchEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.types) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.queues) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.types.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queues.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<WatchEventsRequest>): WatchEventsRequest {
+    return WatchEventsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WatchEventsRequest>): WatchEventsRequest {
+    const message = createBaseWatchEventsRequest();
+    message.types = object.types?.map((e) => e) || [];
+    message.queues = object.queues?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseWatchEventsResponse(): WatchEventsResponse {
+  return { event: undefined };
+}
+
+export const WatchEventsResponse: MessageFns<WatchEventsResponse> = {
+  encode(message: WatchEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.event !== undefined) {
+      JobEvent.encode(message.event, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.event = JobEvent.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<WatchEventsResponse>): WatchEventsResponse {
+    return WatchEventsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WatchEventsResponse>): WatchEventsResponse {
+    const message = createBaseWatchEventsResponse();
+    message.event = (object.event !== undefined && object.event !== null)
+      ? JobEvent.fromPartial(object.event)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseJobEvent(): JobEvent {
+  return { type: "", time: undefined, jobId: "", jobType: "", queue: "", attempt: 0, workerId: "", data: undefined };
+}
+
+export const JobEvent: MessageFns<JobEvent> = {
+  encode(message: JobEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.time !== undefined) {
+      Timestamp.encode(toTimestamp(message.time), writer.uint32(18).fork()).join();
+    }
+    if (message.jobId !== "") {
+      writer.uint32(26).string(message.jobId);
+    }
+    if (message.jobType !== "") {
+      writer.uint32(34).string(message.jobType);
+    }
+    if (message.queue !== "") {
+      writer.uint32(42).string(message.queue);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(48).int32(message.attempt);
+    }
+    if (message.workerId !== "") {
+      writer.uint32(58).string(message.workerId);
+    }
+    if (message.data !== undefined) {
+      Struct.encode(Struct.wrap(message.data), writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.time = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.jobType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.attempt = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<JobEvent>): JobEvent {
+    return JobEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<JobEvent>): JobEvent {
+    const message = createBaseJobEvent();
+    message.type = object.type ?? "";
+    message.time = object.time ?? undefined;
+    message.jobId = object.jobId ?? "";
+    message.jobType = object.jobType ?? "";
+    message.queue = object.queue ?? "";
+    message.attempt = object.attempt ?? 0;
+    message.workerId = object.workerId ?? "";
+    message.data = object.data ?? undefined;
+    return message;
+  },
+};
+
 function createBaseListQueuesRequest(): ListQueuesRequest {
   return {};
 }
@@ -886,6 +1180,18 @@ export const OperatorServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * WatchEvents streams job events as they happen, on every replica:
+     * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+     */
+    watchEvents: {
+      name: "WatchEvents",
+      requestType: WatchEventsRequest as typeof WatchEventsRequest,
+      requestStream: false,
+      responseType: WatchEventsResponse as typeof WatchEventsResponse,
+      responseStream: true,
+      options: {},
+    },
   },
 } as const;
 
@@ -911,6 +1217,14 @@ export interface OperatorServiceImplementation<CallContextExt = {}> {
     request: ListQueuesRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<ListQueuesResponse>>;
+  /**
+   * WatchEvents streams job events as they happen, on every replica:
+   * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+   */
+  watchEvents(
+    request: WatchEventsRequest,
+    context: CallContext & CallContextExt,
+  ): ServerStreamingMethodResult<DeepPartial<WatchEventsResponse>>;
 }
 
 export interface OperatorServiceClient<CallOptionsExt = {}> {
@@ -935,6 +1249,14 @@ export interface OperatorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<ListQueuesRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<ListQueuesResponse>;
+  /**
+   * WatchEvents streams job events as they happen, on every replica:
+   * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+   */
+  watchEvents(
+    request: DeepPartial<WatchEventsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): AsyncIterable<WatchEventsResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
@@ -957,6 +1279,8 @@ function fromTimestamp(t: Timestamp): Date {
   millis += (t.nanos || 0) / 1_000_000;
   return new globalThis.Date(millis);
 }
+
+export type ServerStreamingMethodResult<Response> = { [Symbol.asyncIterator](): AsyncIterator<Response, void> };
 
 export interface MessageFns<T> {
   encode(message: T, writer?: BinaryWriter): BinaryWriter;

@@ -8,7 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { CallContext, CallOptions } from "nice-grpc-common";
 import { Duration } from "../../../google/protobuf/duration";
-import { Value } from "../../../google/protobuf/struct";
+import { Struct, Value } from "../../../google/protobuf/struct";
 import { Timestamp } from "../../../google/protobuf/timestamp";
 import { Job, JobError, JobState } from "./job";
 
@@ -223,9 +223,17 @@ export interface BeatResponse {
   cancelledJobIds: string[];
   /**
    * Sequence of the BeatRequest answered; 0 for a message the server sent on
-   * its own (a state directive, a cancellation or a keepalive).
+   * its own (a state directive, a cancellation, a timeout or a keepalive).
    */
   inReplyTo: number;
+  /**
+   * Jobs whose handlers should stop: held jobs whose execution timeout (or
+   * total timeout) passed, and listed jobs the server reclaimed. For a held
+   * job the grace period has begun: an Ack or Fail before it ends is still
+   * accepted; then the server reclaims the job (error type "timeout").
+   * Repeated on every beat that lists such a job.
+   */
+  timedOutJobIds: string[];
 }
 
 export interface ExtendLeaseRequest {
@@ -235,6 +243,31 @@ export interface ExtendLeaseRequest {
 }
 
 export interface ExtendLeaseResponse {
+  leaseExpiresAt: Date | undefined;
+}
+
+export interface ReportProgressRequest {
+  workerId: string;
+  jobId: string;
+  leaseToken: string;
+  /**
+   * 0.0 to 1.0 (values outside are clamped); lower than the last reported
+   * value of this attempt is ignored.
+   */
+  progress?:
+    | number
+    | undefined;
+  /** Application-specific detail (at most 4 KB as JSON). */
+  data:
+    | { [key: string]: any }
+    | undefined;
+  /** State to resume from (at most 64 KB as JSON); kept for the next attempt. */
+  checkpoint: any | undefined;
+}
+
+export interface ReportProgressResponse {
+  /** False when the worker does not hold the job (the update was ignored). */
+  applied: boolean;
   leaseExpiresAt: Date | undefined;
 }
 
@@ -1751,7 +1784,7 @@ export const BeatRequest: MessageFns<BeatRequest> = {
 };
 
 function createBaseBeatResponse(): BeatResponse {
-  return { state: 0, serverTime: undefined, cancelledJobIds: [], inReplyTo: 0 };
+  return { state: 0, serverTime: undefined, cancelledJobIds: [], inReplyTo: 0, timedOutJobIds: [] };
 }
 
 export const BeatResponse: MessageFns<BeatResponse> = {
@@ -1767,6 +1800,9 @@ export const BeatResponse: MessageFns<BeatResponse> = {
     }
     if (message.inReplyTo !== 0) {
       writer.uint32(32).uint64(message.inReplyTo);
+    }
+    for (const v of message.timedOutJobIds) {
+      writer.uint32(42).string(v!);
     }
     return writer;
   },
@@ -1816,6 +1852,14 @@ export const BeatResponse: MessageFns<BeatResponse> = {
             message.inReplyTo = longToNumber(reader.uint64());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.timedOutJobIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1837,6 +1881,7 @@ export const BeatResponse: MessageFns<BeatResponse> = {
     message.serverTime = object.serverTime ?? undefined;
     message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
     message.inReplyTo = object.inReplyTo ?? 0;
+    message.timedOutJobIds = object.timedOutJobIds?.map((e) => e) || [];
     return message;
   },
 };
@@ -1975,6 +2020,188 @@ export const ExtendLeaseResponse: MessageFns<ExtendLeaseResponse> = {
   },
 };
 
+function createBaseReportProgressRequest(): ReportProgressRequest {
+  return { workerId: "", jobId: "", leaseToken: "", progress: undefined, data: undefined, checkpoint: undefined };
+}
+
+export const ReportProgressRequest: MessageFns<ReportProgressRequest> = {
+  encode(message: ReportProgressRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workerId !== "") {
+      writer.uint32(10).string(message.workerId);
+    }
+    if (message.jobId !== "") {
+      writer.uint32(18).string(message.jobId);
+    }
+    if (message.leaseToken !== "") {
+      writer.uint32(26).string(message.leaseToken);
+    }
+    if (message.progress !== undefined) {
+      writer.uint32(33).double(message.progress);
+    }
+    if (message.data !== undefined) {
+      Struct.encode(Struct.wrap(message.data), writer.uint32(42).fork()).join();
+    }
+    if (message.checkpoint !== undefined) {
+      Value.encode(Value.wrap(message.checkpoint), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.leaseToken = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.progress = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.checkpoint = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReportProgressRequest>): ReportProgressRequest {
+    return ReportProgressRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReportProgressRequest>): ReportProgressRequest {
+    const message = createBaseReportProgressRequest();
+    message.workerId = object.workerId ?? "";
+    message.jobId = object.jobId ?? "";
+    message.leaseToken = object.leaseToken ?? "";
+    message.progress = object.progress ?? undefined;
+    message.data = object.data ?? undefined;
+    message.checkpoint = object.checkpoint === undefined ? undefined : object.checkpoint;
+    return message;
+  },
+};
+
+function createBaseReportProgressResponse(): ReportProgressResponse {
+  return { applied: false, leaseExpiresAt: undefined };
+}
+
+export const ReportProgressResponse: MessageFns<ReportProgressResponse> = {
+  encode(message: ReportProgressResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.applied !== false) {
+      writer.uint32(8).bool(message.applied);
+    }
+    if (message.leaseExpiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.leaseExpiresAt), writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportProgressResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportProgressResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.applied = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leaseExpiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ReportProgressResponse>): ReportProgressResponse {
+    return ReportProgressResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReportProgressResponse>): ReportProgressResponse {
+    const message = createBaseReportProgressResponse();
+    message.applied = object.applied ?? false;
+    message.leaseExpiresAt = object.leaseExpiresAt ?? undefined;
+    return message;
+  },
+};
+
 /**
  * WorkerService is the OJS worker protocol (worker-protocol.md).
  *
@@ -2098,6 +2325,20 @@ export const WorkerServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * ReportProgress records progress and, optionally, a checkpoint for a held
+     * job. It counts as a beat for the job (restarting its visibility and
+     * stall clocks). Updates for a job the worker no longer holds are ignored
+     * (applied = false), as ojs-progress asks.
+     */
+    reportProgress: {
+      name: "ReportProgress",
+      requestType: ReportProgressRequest as typeof ReportProgressRequest,
+      requestStream: false,
+      responseType: ReportProgressResponse as typeof ReportProgressResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -2159,6 +2400,16 @@ export interface WorkerServiceImplementation<CallContextExt = {}> {
     request: ExtendLeaseRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<ExtendLeaseResponse>>;
+  /**
+   * ReportProgress records progress and, optionally, a checkpoint for a held
+   * job. It counts as a beat for the job (restarting its visibility and
+   * stall clocks). Updates for a job the worker no longer holds are ignored
+   * (applied = false), as ojs-progress asks.
+   */
+  reportProgress(
+    request: ReportProgressRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ReportProgressResponse>>;
 }
 
 export interface WorkerServiceClient<CallOptionsExt = {}> {
@@ -2216,6 +2467,16 @@ export interface WorkerServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<ExtendLeaseRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<ExtendLeaseResponse>;
+  /**
+   * ReportProgress records progress and, optionally, a checkpoint for a held
+   * job. It counts as a beat for the job (restarting its visibility and
+   * stall clocks). Updates for a job the worker no longer holds are ignored
+   * (applied = false), as ojs-progress asks.
+   */
+  reportProgress(
+    request: DeepPartial<ReportProgressRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ReportProgressResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

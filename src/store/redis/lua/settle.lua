@@ -51,7 +51,7 @@ end
 
 local results = {}
 for _, item in ipairs(items) do
-  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt')
+  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt')
   local holder = job[2]
   local status
   if not job[1] then
@@ -67,6 +67,11 @@ for _, item in ipairs(items) do
     local fields
     if item.state == 'completed' then
       fields = item.result ~= '' and { 'result', item.result } or {}
+      -- ojs-progress 8.1: a completed job that reported progress is at 1.0.
+      if job[8] and job[8] == job[7] then
+        fields[#fields + 1] = 'progress'
+        fields[#fields + 1] = 1
+      end
     else
       fields = { 'error', item.error, 'errors', item.errors }
       if item.state == 'retryable' then
@@ -79,7 +84,7 @@ for _, item in ipairs(items) do
     end
     releaseLease(item.id, holder)
     enter(item.id, { queue = job[5], nextRetryAt = item.nextRetryAt }, 'active', item.state, now, fields)
-    results[#results + 1] = { 'ok', item.state, transition(item.id, 'active', item.state, holder, { job[6], job[5], job[7] }) }
+    results[#results + 1] = { 'ok', item.state, transition(item.id, 'active', item.state, holder, { job[6], job[5], job[7], job[9] }) }
   end
 end
 

@@ -8,7 +8,7 @@
     1 job prefix      2 ready prefix     3 due zset        4 expiries zset
     5 leases zset     6 seq counter      7 queues set      8 counts prefix
     9 workers zset   10 worker prefix   11 held prefix    12 finished prefix
-   13 signal channel
+   13 signal channel 14 soft timeouts zset
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -21,7 +21,7 @@
 local K = {
   job = KEYS[1], ready = KEYS[2], due = KEYS[3], expiries = KEYS[4], leases = KEYS[5],
   seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
-  held = KEYS[11], finished = KEYS[12], channel = KEYS[13],
+  held = KEYS[11], finished = KEYS[12], channel = KEYS[13], timeouts = KEYS[14],
 }
 
 local TERMINAL = { completed = true, cancelled = true, discarded = true }
@@ -134,22 +134,48 @@ local function readyScore(priority)
 end
 
 --[[
+  The earliest deadline of an active job's lease (mirror of domain/timeouts.ts
+  leaseExpiry): visibility (at most the confirmation window until confirmed),
+  stall, execution timeout plus grace period, total timeout. `job` holds the
+  hash fields vis, stall, tmo, grace, totalAt and startedAt.
+]]
+local function leaseExpiry(job, renewedAt, confirmWithin)
+  local visibility = tonumber(job.vis)
+  if confirmWithin then visibility = math.min(visibility, confirmWithin) end
+  local at = math.min(renewedAt + visibility, renewedAt + tonumber(job.stall), tonumber(job.startedAt) + tonumber(job.tmo) + tonumber(job.grace))
+  if job.totalAt then at = math.min(at, tonumber(job.totalAt)) end
+  return at
+end
+
+-- When a waiting job must be discarded instead of run (mirror of domain/timeouts.ts
+-- waitingDeadline): its discardAt (expires_at, total timeout) and, before its first
+-- attempt, its enqueue TTL. False when there is none.
+local function waitingDeadline(discardAt, ttlAt, attempt)
+  local deadline = discardAt and tonumber(discardAt)
+  if ttlAt and (tonumber(attempt or 0) == 0) then
+    deadline = deadline and math.min(deadline, tonumber(ttlAt)) or tonumber(ttlAt)
+  end
+  return deadline or false
+end
+
+--[[
   Makes job `id` enter `state`: sets the state (and the time fields the state
   implies) together with `fields` in one HSET, moves the counters, and adds
   the index entries the state needs (ready queue, due time, expiry,
   retention). `job` holds what the caller already knows of the job (queue,
-  priority, expiresAt, scheduledAt, nextRetryAt); what it lacks is read.
+  priority, deadline (its waitingDeadline, false for none), scheduledAt,
+  nextRetryAt); what it lacks is read.
 ]]
 local function enter(id, job, from, state, now, fields)
   local key = K.job .. id
-  local missing = (state == 'available' and job.priority == nil) or (WAITING[state] and job.expiresAt == nil)
+  local missing = (state == 'available' and job.priority == nil) or (WAITING[state] and job.deadline == nil)
     or (state == 'retryable' and job.nextRetryAt == nil) or (state == 'scheduled' and job.scheduledAt == nil)
   if missing then
-    local known = redis.call('HMGET', key, 'priority', 'expiresAt', 'scheduledAt', 'nextRetryAt')
+    local known = redis.call('HMGET', key, 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt')
     job.priority = job.priority or known[1]
-    if job.expiresAt == nil then job.expiresAt = known[2] or false end
-    job.scheduledAt = job.scheduledAt or known[3]
-    job.nextRetryAt = job.nextRetryAt or known[4]
+    if job.deadline == nil then job.deadline = waitingDeadline(known[2], known[3], known[4]) end
+    job.scheduledAt = job.scheduledAt or known[5]
+    job.nextRetryAt = job.nextRetryAt or known[6]
   end
   fields = fields or {}
   fields[#fields + 1] = 'state'
@@ -169,7 +195,7 @@ local function enter(id, job, from, state, now, fields)
     -- Finished jobs are listed in completion order, for retention.
     rpush(K.finished .. state, id)
   end
-  if WAITING[state] and job.expiresAt then zadd(K.expiries, job.expiresAt, id) end
+  if WAITING[state] and job.deadline then zadd(K.expiries, job.deadline, id) end
   redis.call('HSET', key, unpack(fields))
   count(job.queue, from, state)
 end
@@ -186,8 +212,21 @@ end
 -- lease), which saves a write on every settlement.
 local function releaseLease(id, workerId)
   zrem(K.leases, id)
+  zrem(K.timeouts, id)
   srem(K.held .. workerId, id)
   freed[workerId] = (freed[workerId] or 0) + 1
+end
+
+-- Renews the lease of a held job from `now` (domain confirmedLease): the
+-- worker showed it holds the job, so the lease runs to its full expiry.
+local function renewLease(id, now)
+  local key = K.job .. id
+  local f = redis.call('HMGET', key, 'vis', 'stall', 'tmo', 'grace', 'totalAt', 'startedAt')
+  local job = { vis = f[1], stall = f[2], tmo = f[3], grace = f[4], totalAt = f[5], startedAt = f[6] }
+  local expiresAt = leaseExpiry(job, tonumber(now), nil)
+  redis.call('HSET', key, 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '1', 'leaseRenewedAt', now)
+  zadd(K.leases, expiresAt, id)
+  return expiresAt
 end
 
 -- Why `workerId` presenting `token` may not act on the job (domain leaseProblem),
@@ -199,8 +238,10 @@ local function leaseProblem(state, leaseWorker, leaseToken, workerId, token)
   return nil
 end
 
--- A transition as scripts return it: id, type, queue, from, to, attempt, worker.
+-- A transition as scripts return it: id, type, queue, from, to, attempt, worker,
+-- started at (for an attempt that ended). `known` holds type, queue, attempt
+-- and, optionally, startedAt.
 local function transition(id, from, to, workerId, known)
-  local fields = known or redis.call('HMGET', K.job .. id, 'type', 'queue', 'attempt')
-  return { id, fields[1], fields[2], from, to, fields[3] or '0', workerId or '' }
+  local fields = known or redis.call('HMGET', K.job .. id, 'type', 'queue', 'attempt', 'startedAt')
+  return { id, fields[1], fields[2], from, to, fields[3] or '0', workerId or '', (from == 'active' and fields[4]) or '' }
 end

@@ -2,6 +2,7 @@
 export const SPAN = {
   jobTransition: 'ojs.job.transition',
   workerTransition: 'ojs.worker.transition',
+  jobEvent: 'ojs.job.event',
 } as const;
 
 export const ATTR = {
@@ -17,4 +18,16 @@ export const ATTR = {
   workerStateFrom: 'ojs.worker.state.from',
   workerStateTo: 'ojs.worker.state.to',
   workerReason: 'ojs.worker.reason',
+  eventType: 'ojs.event.type',
+  timeoutKind: 'ojs.timeout.kind',
+  limitSeconds: 'ojs.timeout.limit_seconds',
+  elapsedSeconds: 'ojs.timeout.elapsed_seconds',
+} as const;
+
+/** Metric names of timeouts.md section 11.2. */
+export const METRIC = {
+  timeoutCount: 'ojs.job.timeout.count',
+  executionDuration: 'ojs.job.execution.duration',
+  heartbeatAge: 'ojs.job.heartbeat.age',
+  enqueueWait: 'ojs.job.enqueue.wait_time',
 } as const;
