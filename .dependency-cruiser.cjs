@@ -2,7 +2,8 @@
  * Layering rules (STYLE.md): dependencies point inward. The domain imports
  * nothing outside itself; stores and transports depend on the domain, never
  * the reverse; the application never sees a concrete store, transport or
- * telemetry; the SDK stands on the generated contract alone.
+ * telemetry; the SDK stands on the generated contract alone; lib/ holds
+ * small generic helpers that both may use.
  */
 module.exports = {
   forbidden: [
@@ -35,6 +36,12 @@ module.exports = {
       severity: 'error',
       from: { path: '^sdk/' },
       to: { path: '^src/' },
+    },
+    {
+      name: 'lib-is-generic',
+      severity: 'error',
+      from: { path: '^lib/' },
+      to: { path: '^(src|sdk|gen)/' },
     },
     {
       name: 'no-cycles',

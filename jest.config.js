@@ -18,7 +18,7 @@ module.exports = {
       displayName: 'memory',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/{unit,contract,integration}/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk}/**/*.test.ts'],
     },
     {
       displayName: 'redis',

@@ -1,79 +1,67 @@
 import { performance } from 'node:perf_hooks';
 import { createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
-import type { Delivery } from '../gen/ojs/server/v1/worker_service';
-import { BenchWorker, connect, noopJob } from './ojs-clients';
+import { Producer, Worker, type Logger } from '../sdk';
 import { sample, type Percentiles } from './percentiles';
+import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
-export const OJS_SHAPE = {
-  producers: Number(process.env['BENCH_PRODUCERS'] ?? 4),
-  batch: 200,
-  workers: Number(process.env['BENCH_WORKERS'] ?? 4),
-  concurrency: Number(process.env['BENCH_CONCURRENCY'] ?? 200),
-};
+/** The benchmark prints its own lines; the SDK only speaks up about problems. */
+const logger: Logger = { debug: () => {}, info: () => {}, warn: (c, m) => console.warn(m, c), error: (c, m) => console.error(m, c) };
 
-/**
- * End-to-end jobs per second: producers enqueue batches while workers take
- * jobs on Fetch streams and acknowledge them in AckBatch calls coalesced
- * over 1 ms. Bounded: exactly `jobs` jobs.
- */
-export async function ojsThroughput(address: string, jobs: number, run: string): Promise<number> {
-  const queue = `bench-${run}`;
-  const { producers, batch, workers: workerCount, concurrency } = OJS_SHAPE;
-  let completed = 0;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  const workers: BenchWorker[] = Array.from({ length: workerCount }, (_, i) => {
-    const worker: BenchWorker = new BenchWorker(connect(address), `bench-${run}-${i}`, (deliveries) => {
-      for (const delivery of deliveries) worker.complete(delivery);
-      completed += deliveries.length;
-      if (completed >= jobs) resolveDone();
-    });
-    return worker;
-  });
-  await Promise.all(workers.map((worker) => worker.start([queue], concurrency)));
-  const producer = connect(address);
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: producers }, async () => {
-      while (next < jobs) {
-        const count = Math.min(batch, jobs - next);
-        const payload = Array.from({ length: count }, (_, i) => noopJob(queue, next + i));
-        next += count;
-        await producer.jobs.enqueue({ jobs: payload, pending: false });
-      }
+/** SDK workers on `queue` whose handler does nothing but call `onJob`. */
+async function startWorkers(address: string, queue: string, count: number, concurrency: number, onJob: (n: number) => void): Promise<Worker[]> {
+  const workers = Array.from({ length: count }, () =>
+    new Worker({ address, queues: [queue], concurrency, logger }).handle('bench.noop', async ([n]) => {
+      onJob(n as number);
     }),
   );
+  await Promise.all(workers.map((worker) => worker.start()));
+  return workers;
+}
+
+/**
+ * End-to-end jobs per second through the SDK, written as a user would:
+ * `producer.enqueueAll` for batches, or many `await producer.enqueue(job)`
+ * at once (the producer coalesces them into Enqueue calls); Workers take
+ * jobs on Fetch streams and acknowledge them in coalesced AckBatch calls.
+ * Bounded: exactly `jobs` jobs.
+ */
+export async function ojsThroughput(address: string, jobs: number, run: string, mode: LoadMode): Promise<LoadResult> {
+  const queue = `bench-${run}`;
+  const stamps = new Float64Array(jobs);
+  const delays: number[] = [];
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  const workers = await startWorkers(address, queue, SHAPE.workers, SHAPE.concurrency, (n) => {
+    delays.push(performance.now() - stamps[n]!);
+    if (delays.length >= jobs) resolveDone();
+  });
+  const producer = new Producer({ address });
+  const job = (n: number) => ({ type: 'bench.noop', queue, args: [n] });
+  const started = performance.now();
+  await drive(jobs, mode, stamps, (numbers) => (mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!))));
   await done;
   const rate = jobs / ((performance.now() - started) / 1000);
   await Promise.all(workers.map((worker) => worker.stop()));
-  producer.channel.close();
-  return rate;
+  producer.close();
+  return { rate, delays };
 }
 
-/** Enqueue-to-delivery latency seen by an idle worker waiting on its Fetch stream. */
+/** Enqueue-to-handler latency with an idle worker: one awaited enqueue at a time. */
 export async function ojsLatency(address: string, samples: number, run: string): Promise<Percentiles> {
   const queue = `latency-${run}`;
-  const connection = connect(address);
-  const workerId = `bench-latency-${run}`;
-  let arrived: ((delivery: Delivery) => void) | undefined;
-  const worker = new BenchWorker(connection, workerId, (deliveries) => {
-    for (const delivery of deliveries) arrived?.(delivery);
-  });
-  await worker.start([queue], 1);
+  let arrived: (() => void) | undefined;
+  const [worker] = await startWorkers(address, queue, 1, 4, () => arrived?.());
+  const producer = new Producer({ address });
   const result = await sample(samples, Math.min(1_000, samples), async (i) => {
-    const delivered = new Promise<Delivery>((resolve) => (arrived = resolve));
+    const delivered = new Promise<void>((resolve) => (arrived = resolve));
     const started = performance.now();
-    await connection.jobs.enqueue({ jobs: [noopJob(queue, i)], pending: false });
-    const delivery = await delivered;
-    const ms = performance.now() - started;
-    // Ack and wait for it, so the worker is idle and waiting again before the next sample.
-    await connection.workers.ack({ workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken });
-    return ms;
+    await producer.enqueue({ type: 'bench.noop', queue, args: [i] });
+    await delivered;
+    return performance.now() - started;
   });
-  await worker.stop();
-  connection.channel.close();
+  await worker!.stop();
+  producer.close();
   return result;
 }
 

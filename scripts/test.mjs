@@ -6,6 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { ensurePolyglot } from './ensure-polyglot.mjs';
+import { ensureRedis } from './ensure-redis.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -47,6 +49,9 @@ function checkGeneratedCode() {
 step('buf lint', bin('buf'), ['lint']);
 checkGeneratedCode();
 step('type check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
-step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'sdk']);
+step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'lib', 'sdk']);
 step('build', bin('tsc'), ['-p', 'tsconfig.build.json']);
+console.log('\n== test dependencies');
+ensurePolyglot();
+ensureRedis();
 step('jest', bin('jest'), process.argv.slice(2));

@@ -22,7 +22,11 @@ async function main(): Promise<void> {
     return;
   }
   const config = loadConfig(process.env, argv);
-  const logger = pino({ level: config.logLevel, base: { service: 'ojs-grpc-server' }, timestamp: pino.stdTimeFunctions.isoTime });
+  // Synchronous writes: the server logs little, and an exit never loses or reorders its last lines.
+  const logger = pino(
+    { level: config.logLevel, base: { service: 'ojs-grpc-server', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: 1, sync: true }),
+  );
   const telemetry = startTelemetry(process.env);
   const store = await openStore(config.backend);
   const server = await startServer({
@@ -41,7 +45,6 @@ async function main(): Promise<void> {
     serverVersion: SERVER_VERSION,
     runMaintenance: true,
   });
-  logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
   store.subscribe((signal) => {
     if (signal.kind !== 'availability') return;
     if (signal.isAvailable) logger.info({ backend: config.backend.kind }, 'store reachable again; serving');
@@ -70,8 +73,10 @@ async function main(): Promise<void> {
         },
       );
   };
+  // Installed before announcing the server, so a signal sent on that announcement is never missed.
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
 }
 
 /** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */

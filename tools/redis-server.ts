@@ -55,15 +55,25 @@ export class RedisServerProcess {
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (child === undefined || child.exitCode !== null) return;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     process.kill(child.pid!, signal);
     await exited;
   }
 
-  /** Starts the same server again, on the same port and data directory. */
-  async restart(): Promise<void> {
-    await this.stop();
+  /**
+   * Stops the server (SIGKILL to simulate a crash: only what it wrote to its
+   * append-only file survives) and starts it again, on the same port and
+   * data directory.
+   */
+  async restart(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.stop(signal);
+    await this.launch();
+  }
+
+  /** Starts the server again after stop(), on the same port and data directory. */
+  async startAgain(): Promise<void> {
+    if (this.child !== undefined) throw new Error(`redis-server on port ${this.port} is already running`);
     await this.launch();
   }
 

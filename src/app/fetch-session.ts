@@ -1,3 +1,5 @@
+import { Wakeup } from '../../lib/wakeup';
+
 /** Why a Fetch stream ended. `server_shutdown` ends it with UNAVAILABLE; the rest end it cleanly. */
 export type FetchEndReason =
   | 'client_cancelled'
@@ -24,7 +26,7 @@ export class FetchSession {
   private isWoken = true;
   private isKeepaliveDue = false;
   private ended: FetchEndReason | undefined;
-  private resume: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
 
   constructor(
     readonly workerId: string,
@@ -38,7 +40,7 @@ export class FetchSession {
   /** There may be jobs for this worker: claim at the next step. */
   wake(): void {
     this.isWoken = true;
-    this.notify();
+    this.wakeup.notify();
   }
 
   /**
@@ -59,7 +61,7 @@ export class FetchSession {
   end(reason: FetchEndReason): void {
     if (this.ended !== undefined) return;
     this.ended = reason;
-    this.notify();
+    this.wakeup.notify();
   }
 
   /** Waits until there is something to do; claims come before keepalives. */
@@ -74,15 +76,8 @@ export class FetchSession {
         this.isKeepaliveDue = false;
         return 'keepalive';
       }
-      await new Promise<void>((resolve) => {
-        this.resume = resolve;
-      });
+      await this.wakeup.wait();
     }
   }
 
-  private notify(): void {
-    const resume = this.resume;
-    this.resume = undefined;
-    resume?.();
-  }
 }

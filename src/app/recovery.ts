@@ -63,7 +63,7 @@ export class Recovery {
    */
   async signalSoftTimeouts(): Promise<number> {
     const due = await this.ctx.store.takeDueSoftTimeouts(this.ctx.clock.now(), RECOVERY_BATCH);
-    await this.tellWorkersToStop(due);
+    await this.tellWorkersToStop('jobsTimedOut', due);
     return due.length;
   }
 
@@ -99,7 +99,7 @@ export class Recovery {
       const causes = Object.fromEntries(recorded.map(({ job, error }) => [job.id, error.type]));
       ctx.logger.warn({ reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: causes[t.jobId], to: t.to })) }, 'reclaimed jobs whose lease lapsed');
       // A worker still running a reclaimed job should stop it: its answer will be refused.
-      await this.tellWorkersToStop(transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])));
+      await this.tellWorkersToStop('jobsReclaimed', transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])));
     }
     await this.events.emit(recorded, transitions);
     return released + transitions.length;
@@ -193,9 +193,9 @@ export class Recovery {
   }
 
   /** Publishes, per worker, the jobs it should stop (pushed on its Beat stream by whichever replica holds it). */
-  private async tellWorkersToStop(jobs: readonly { jobId: string; workerId: string }[]): Promise<void> {
+  private async tellWorkersToStop(kind: 'jobsTimedOut' | 'jobsReclaimed', jobs: readonly { jobId: string; workerId: string }[]): Promise<void> {
     const byWorker = new Map<string, string[]>();
     for (const { jobId, workerId } of jobs) byWorker.set(workerId, [...(byWorker.get(workerId) ?? []), jobId]);
-    for (const [workerId, jobIds] of byWorker) await this.ctx.store.publish({ kind: 'jobsTimedOut', workerId, jobIds });
+    for (const [workerId, jobIds] of byWorker) await this.ctx.store.publish({ kind, workerId, jobIds });
   }
 }

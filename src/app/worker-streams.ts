@@ -14,8 +14,10 @@ const MAX_DELIVERY_BATCH = 500;
 export interface BeatListener {
   directed(state: WorkerState): void;
   cancelled(jobIds: string[]): void;
-  /** The execution (or total) timeout of held jobs passed, or the server reclaimed them: stop them. */
+  /** The execution (or total) timeout of held jobs passed: stop them. */
   timedOut(jobIds: string[]): void;
+  /** Held jobs were taken back: stop them, answer nothing. */
+  reclaimed(jobIds: string[]): void;
   /** The worker was deregistered or declared dead. */
   removed(): void;
 }
@@ -174,6 +176,9 @@ export class WorkerStreams {
         return;
       case 'jobsTimedOut':
         for (const listener of this.listenersOf(signal.workerId)) listener.timedOut(signal.jobIds);
+        return;
+      case 'jobsReclaimed':
+        for (const listener of this.listenersOf(signal.workerId)) listener.reclaimed(signal.jobIds);
         return;
       case 'event':
         return;

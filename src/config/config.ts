@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ProtocolSettings } from '../app/app-context';
 import type { MaintenanceIntervals } from '../background/maintenance';
 import type { RetentionPolicy } from '../domain/retention';
-import { parseDuration } from './duration';
+import { parseDuration } from '../../lib/duration';
 
 export type BackendConfig = { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
 
@@ -90,7 +90,7 @@ export const SETTINGS = {
     env: 'OJS_REAP_INTERVAL',
     flag: 'reap-interval',
     defaultValue: '1s',
-    description: 'how often expired leases and dead workers are looked for',
+    description: 'how often timeouts, expired leases, waiting deadlines and dead workers are looked for',
   },
   retentionCompleted: {
     env: 'OJS_RETENTION_COMPLETED',

@@ -228,12 +228,10 @@ export interface BeatOutcome {
   desiredState: WorkerState;
   /** Listed jobs that have been cancelled (when applied). */
   cancelledJobIds: string[];
-  /**
-   * Listed jobs the worker should stop (when applied): held ones past their
-   * soft timeout (domain softTimeoutAt), and ones it no longer holds that
-   * were neither completed nor cancelled (the server reclaimed them).
-   */
+  /** Listed jobs it holds whose soft timeout passed (domain softTimeoutAt), when applied. */
   timedOutJobIds: string[];
+  /** Listed jobs it no longer holds that were neither completed nor cancelled (taken back), when applied. */
+  reclaimedJobIds: string[];
 }
 
 export type WorkerTarget = { workerId: string } | { label: string } | { queue: string };

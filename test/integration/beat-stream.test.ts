@@ -27,7 +27,7 @@ describe('the Beat stream', () => {
     const beat = worker.openBeat();
     for (const sequence of [1, 2, 3]) {
       const reply = await beat.beat(RUNNING, [], sequence);
-      expect(reply).toEqual({ state: RUNNING, serverTime: new Date(clock.now()), cancelledJobIds: [], timedOutJobIds: [], inReplyTo: sequence });
+      expect(reply).toEqual({ state: RUNNING, serverTime: new Date(clock.now()), cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [], inReplyTo: sequence });
     }
     beat.close();
   });

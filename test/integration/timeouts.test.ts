@@ -84,6 +84,8 @@ describe('job timeouts', () => {
 
     clock.advance(5_000);
     await server.runMaintenance();
+    expect(await beat.responses.nextMatching((r) => r.reclaimedJobIds.length > 0)).toMatchObject({ reclaimedJobIds: [jobId], inReplyTo: 0 });
+    expect((await beat.beat(undefined, [jobId])).reclaimedJobIds).toEqual([jobId]);
     const reclaimed = await getJob(clients, jobId);
     expect(reclaimed).toMatchObject({
       state: JobState.JOB_STATE_RETRYABLE,

@@ -1,4 +1,4 @@
-import { AsyncQueue } from '../../src/transport/grpc/async-queue';
+import { AsyncQueue } from '../../lib/async-queue';
 
 /**
  * Reads a server stream one message at a time, so a test can wait for the

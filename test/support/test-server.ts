@@ -27,6 +27,8 @@ export interface TestServerOptions {
   /** The store to serve; by default the backend this test project runs on (see jest.config.js). */
   store?: () => Promise<JobStore>;
   retention?: RetentionPolicy;
+  /** A fixed port (to restart a server where its clients expect it); default: any free one. */
+  port?: number;
 }
 
 /** The store of the project's backend: in-memory, or Redis with a key prefix of its own. */
@@ -66,7 +68,7 @@ export class TestServer {
     const logger = new RecordingLogger();
     const server = await startServer({
       host: '127.0.0.1',
-      port: 0,
+      port: options.port ?? 0,
       store: await (options.store ?? defaultTestStore)(),
       clock: options.clock ?? systemClock,
       entropy: fixedJitterEntropy,
@@ -87,17 +89,11 @@ export class TestServer {
     return `127.0.0.1:${this.server.port}`;
   }
 
-  /** A fresh channel (one HTTP/2 connection) with clients for every service. */
-  connect() {
-    const channel = createChannel(this.address);
-    this.channels.push(channel);
-    return {
-      channel,
-      workers: clientFactory.create(WorkerServiceDefinition, channel),
-      jobs: clientFactory.create(JobServiceDefinition, channel),
-      operator: clientFactory.create(OperatorServiceDefinition, channel),
-      health: clientFactory.create(HealthDefinition, channel),
-    };
+  /** A fresh channel (one HTTP/2 connection) with clients for every service; closed by stop(). */
+  connect(): Clients {
+    const clients = connectTo(this.address);
+    this.channels.push(clients.channel);
+    return clients;
   }
 
   /** Runs every background task once, as the loops would. */
@@ -111,7 +107,19 @@ export class TestServer {
   }
 }
 
-export type Clients = ReturnType<TestServer['connect']>;
+/** Clients for every service over a fresh channel (one HTTP/2 connection) to `address`. */
+export function connectTo(address: string) {
+  const channel = createChannel(address);
+  return {
+    channel,
+    workers: clientFactory.create(WorkerServiceDefinition, channel),
+    jobs: clientFactory.create(JobServiceDefinition, channel),
+    operator: clientFactory.create(OperatorServiceDefinition, channel),
+    health: clientFactory.create(HealthDefinition, channel),
+  };
+}
+
+export type Clients = ReturnType<typeof connectTo>;
 
 /** A metric reader that collects when a test asks (cumulative: every value since start). */
 export class CollectingMetricReader extends MetricReader {

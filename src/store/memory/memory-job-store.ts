@@ -311,7 +311,7 @@ export class MemoryJobStore implements JobStore {
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
     const slot = this.workerSlot(params.workerId);
     const before = slot.worker;
-    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [], timedOutJobIds: [] };
+    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [] };
     if (params.sequence !== 0 && params.sequence <= before.lastSequence) return { result: 'stale', ...unchanged };
     if (!sameStateFields(before, params.expected)) return { result: 'conflict', ...unchanged };
     slot.worker = {
@@ -324,6 +324,7 @@ export class MemoryJobStore implements JobStore {
     };
     const cancelledJobIds: string[] = [];
     const timedOutJobIds: string[] = [];
+    const reclaimedJobIds: string[] = [];
     for (const jobId of params.activeJobIds) {
       const job = this.tables.jobs.get(jobId)?.job;
       if (job === undefined) continue;
@@ -331,11 +332,11 @@ export class MemoryJobStore implements JobStore {
         this.renewLease(this.tables.jobs.get(jobId)!, params.now);
         if (softTimeoutAt(job) <= params.now) timedOutJobIds.push(jobId);
       } else if (job.state === 'cancelled') cancelledJobIds.push(jobId);
-      else if (job.state !== 'completed') timedOutJobIds.push(jobId);
+      else if (job.state !== 'completed') reclaimedJobIds.push(jobId);
     }
     this.signalIfRedirected(before, slot.worker);
     this.flush();
-    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds, timedOutJobIds };
+    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds, timedOutJobIds, reclaimedJobIds };
   }
 
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {

@@ -70,6 +70,10 @@ export class RedisJobStore implements JobStore {
   private readonly scriptKeys: string[];
   private readonly run: ScriptRunner;
   private readonly listeners = new Set<(signal: StoreSignal) => void>();
+  /** Whether commands can run. */
+  private isCommandReady = false;
+  /** Whether the signal channel is subscribed, so that signals of every replica reach this one. */
+  private isSubscribed = false;
   private isAvailable = false;
 
   private constructor(
@@ -79,8 +83,22 @@ export class RedisJobStore implements JobStore {
     this.keys = new RedisKeys(prefix);
     this.scriptKeys = this.keys.scriptKeys();
     this.run = defineScripts(connection.command);
-    connection.command.on('ready', () => this.setAvailable(true));
-    connection.command.on('close', () => this.setAvailable(false));
+    connection.command.on('ready', () => {
+      this.isCommandReady = true;
+      this.updateAvailability();
+    });
+    connection.command.on('close', () => {
+      this.isCommandReady = false;
+      this.updateAvailability();
+    });
+    // The subscriber reconnects on a schedule of its own. Until its SUBSCRIBE is answered,
+    // signals published through any replica are lost to this one, so the store is not
+    // available before then: the availability change then makes waiting streams look again.
+    connection.subscriber.on('ready', () => this.subscribeChannel());
+    connection.subscriber.on('close', () => {
+      this.isSubscribed = false;
+      this.updateAvailability();
+    });
     // Connection errors surface as failed calls and availability changes; the event must have a listener.
     connection.command.on('error', () => {});
     connection.subscriber.on('error', () => {});
@@ -100,9 +118,7 @@ export class RedisJobStore implements JobStore {
     });
     try {
       await Promise.race([
-        Promise.all([store.connection.command.connect(), store.connection.subscriber.connect()]).then(() =>
-          store.connection.subscriber.subscribe(store.keys.channel),
-        ),
+        Promise.all([store.connection.command.connect(), store.connection.subscriber.connect()]).then(() => store.whenAvailable()),
         timedOut,
       ]);
     } catch (error) {
@@ -271,6 +287,7 @@ export class RedisJobStore implements JobStore {
       desiredState: reply[1] as WorkerState,
       cancelledJobIds: (reply[2] as string[] | undefined) ?? [],
       timedOutJobIds: (reply[3] as string[] | undefined) ?? [],
+      reclaimedJobIds: (reply[4] as string[] | undefined) ?? [],
     };
   }
 
@@ -388,7 +405,31 @@ export class RedisJobStore implements JobStore {
     }
   }
 
-  private setAvailable(isAvailable: boolean): void {
+  /** (Re)subscribes the signal channel after the subscriber connected. */
+  private subscribeChannel(): void {
+    this.connection.subscriber.subscribe(this.keys.channel).then(
+      () => {
+        this.isSubscribed = true;
+        this.updateAvailability();
+      },
+      () => {}, // The connection dropped again; its next 'ready' subscribes again.
+    );
+  }
+
+  /** Resolves once the store is available (commands run and the channel is subscribed). */
+  private whenAvailable(): Promise<void> {
+    if (this.isAvailable) return Promise.resolve();
+    return new Promise((resolve) => {
+      const unsubscribe = this.subscribe((signal) => {
+        if (signal.kind !== 'availability' || !signal.isAvailable) return;
+        unsubscribe();
+        resolve();
+      });
+    });
+  }
+
+  private updateAvailability(): void {
+    const isAvailable = this.isCommandReady && this.isSubscribed;
     if (this.isAvailable === isAvailable) return;
     this.isAvailable = isAvailable;
     this.emit({ kind: 'availability', isAvailable });

@@ -14,6 +14,7 @@ type WireSignal =
   | { k: 'x'; w: string; j: string[] }
   | { k: 'r'; w: string }
   | { k: 't'; w: string; j: string[] }
+  | { k: 'g'; w: string; j: string[] }
   | { k: 'e'; e: JobEvent };
 
 /** The StoreSignal a published message carries, or undefined for one this server does not know. */
@@ -32,6 +33,8 @@ export function decodeSignal(message: string): StoreSignal | undefined {
       return { kind: 'workerRemoved', workerId: wire.w };
     case 't':
       return { kind: 'jobsTimedOut', workerId: wire.w, jobIds: wire.j };
+    case 'g':
+      return { kind: 'jobsReclaimed', workerId: wire.w, jobIds: wire.j };
     case 'e':
       return { kind: 'event', event: wire.e };
     default:
@@ -41,7 +44,12 @@ export function decodeSignal(message: string): StoreSignal | undefined {
 
 /** The message for a signal the application publishes. */
 export function encodeSignal(signal: PublishedSignal): string {
-  const wire: WireSignal =
-    signal.kind === 'jobsTimedOut' ? { k: 't', w: signal.workerId, j: signal.jobIds } : { k: 'e', e: signal.event };
-  return JSON.stringify(wire);
+  switch (signal.kind) {
+    case 'jobsTimedOut':
+      return JSON.stringify({ k: 't', w: signal.workerId, j: signal.jobIds } satisfies WireSignal);
+    case 'jobsReclaimed':
+      return JSON.stringify({ k: 'g', w: signal.workerId, j: signal.jobIds } satisfies WireSignal);
+    case 'event':
+      return JSON.stringify({ k: 'e', e: signal.event } satisfies WireSignal);
+  }
 }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'nice-grpc';
+import { createServer } from 'nice-grpc';
 import { errorDetailsServerMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
 import type { Application } from '../../app/application';
@@ -9,6 +9,7 @@ import { JobServiceHandlers } from './job-service';
 import { OperatorServiceHandlers } from './operator-service';
 import { reflectionServices } from './reflection';
 import { ojsServerMiddleware } from './server-middleware';
+import { terminatorMiddleware } from './terminator-middleware';
 import { WorkerServiceHandlers } from './worker-service';
 
 export interface GrpcServerOptions {
@@ -36,14 +37,16 @@ export interface GrpcServer {
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
-  const server: Server = createServer({
+  const terminator = terminatorMiddleware();
+  const server = createServer({
     // Detect dead peers on idle connections, and let clients ping us as often as grpc-go's floor.
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
     'grpc.http2.min_ping_interval_without_data_ms': 5_000,
   })
     .use(errorDetailsServerMiddleware)
-    .use(ojsServerMiddleware(app.context.logger, options.serverVersion));
+    .use(ojsServerMiddleware(app.context.logger, options.serverVersion))
+    .use(terminator);
 
   const health = HealthState();
   const workerService = new WorkerServiceHandlers(app);
@@ -76,6 +79,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       const drained = server.shutdown();
       workerService.endStreams();
       operatorService.endStreams();
+      terminator.terminate();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), timeoutMs);

@@ -13,7 +13,7 @@ import type {
   WorkerInfo,
 } from '../../../gen/ojs/server/v1/operator_service';
 import { desiredState } from '../../domain/worker';
-import { AsyncQueue } from './async-queue';
+import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoWorkerState } from './enum-mapping';
 import { shuttingDown } from './shutting-down';
 import { toDate } from './time-mapping';

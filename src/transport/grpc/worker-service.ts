@@ -22,7 +22,7 @@ import {
   type SettlementResult,
   type WorkerServiceImplementation,
 } from '../../../gen/ojs/server/v1/worker_service';
-import { AsyncQueue } from './async-queue';
+import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
 import { shuttingDown } from './shutting-down';
 import { toDelivery, toFailureReport } from './job-mapper';
@@ -135,13 +135,14 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
     const outbox = new AsyncQueue<BeatResponse>();
     const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
-    const push = (state: WorkerState, jobs: { cancelled?: string[]; timedOut?: string[] } = {}, inReplyTo = 0): void => {
+    const push = (state: WorkerState, jobs: { cancelled?: string[]; timedOut?: string[]; reclaimed?: string[] } = {}, inReplyTo = 0): void => {
       stream.state = state;
       outbox.push({
         state: toProtoWorkerState(state),
         serverTime: this.now(),
         cancelledJobIds: jobs.cancelled ?? [],
         timedOutJobIds: jobs.timedOut ?? [],
+        reclaimedJobIds: jobs.reclaimed ?? [],
         inReplyTo,
       });
     };
@@ -158,6 +159,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
             directed: (state) => push(state),
             cancelled: (jobIds) => push(stream.state, { cancelled: jobIds }),
             timedOut: (jobIds) => push(stream.state, { timedOut: jobIds }),
+            reclaimed: (jobIds) => push(stream.state, { reclaimed: jobIds }),
             removed: () => outbox.fail(workerNotFound(stream.workerId)),
           });
         } else if (request.workerId !== stream.workerId) {
@@ -171,7 +173,11 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
           sequence: request.sequence,
           activeJobIds: request.activeJobIds,
         });
-        push(outcome.desiredState, { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds }, request.sequence);
+        push(
+          outcome.desiredState,
+          { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds, reclaimed: outcome.reclaimedJobIds },
+          request.sequence,
+        );
       }
       outbox.end();
     };

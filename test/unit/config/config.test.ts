@@ -1,5 +1,8 @@
-import { ConfigError, loadConfig } from '../../../src/config/config';
-import { parseDuration } from '../../../src/config/duration';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, SETTINGS } from '../../../src/config/config';
+import { parseDuration } from '../../../lib/duration';
+import { projectRoot } from '../../../src/project-root';
 
 describe('configuration', () => {
   it('defaults to the protocol defaults on 0.0.0.0:9090', () => {
@@ -48,5 +51,12 @@ describe('configuration', () => {
 
   it.each(['', 'soon', '5 s', '-1s', '5w'])('refuses the duration %j', (text) => {
     expect(parseDuration(text)).toBeUndefined();
+  });
+
+  it('is documented: the README lists every setting with its flag and default', () => {
+    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+    for (const setting of Object.values(SETTINGS)) {
+      expect(readme).toContain(`| \`--${setting.flag}\` | \`${setting.env}\` | \`${setting.defaultValue}\` |`);
+    }
   });
 });

@@ -224,16 +224,26 @@ export interface BeatResponse {
   /**
    * Sequence of the BeatRequest answered; 0 for a message the server sent on
    * its own (a state directive, a cancellation, a timeout or a keepalive).
+   * The state of a message sent before the server saw the worker's latest
+   * state change is the old one: a worker that changed state on its own
+   * (SIGTSTP, SIGCONT) follows the state only from the answer to the first
+   * beat that reported its change.
    */
   inReplyTo: number;
   /**
-   * Jobs whose handlers should stop: held jobs whose execution timeout (or
-   * total timeout) passed, and listed jobs the server reclaimed. For a held
-   * job the grace period has begun: an Ack or Fail before it ends is still
-   * accepted; then the server reclaims the job (error type "timeout").
-   * Repeated on every beat that lists such a job.
+   * Held jobs whose execution timeout (or total timeout) passed: signal
+   * their handlers to stop. The grace period has begun: an Ack or Fail
+   * before it ends is still accepted; then the server reclaims the job
+   * (error type "timeout"). Repeated on every beat that lists such a job.
    */
   timedOutJobIds: string[];
+  /**
+   * Jobs the worker runs but no longer holds: the server took them back
+   * (timeout, stall, visibility timeout) and they will run again elsewhere.
+   * Stop their handlers and answer nothing for them: an Ack or Fail is
+   * refused. Repeated on every beat that lists such a job.
+   */
+  reclaimedJobIds: string[];
 }
 
 export interface ExtendLeaseRequest {
@@ -1784,7 +1794,14 @@ export const BeatRequest: MessageFns<BeatRequest> = {
 };
 
 function createBaseBeatResponse(): BeatResponse {
-  return { state: 0, serverTime: undefined, cancelledJobIds: [], inReplyTo: 0, timedOutJobIds: [] };
+  return {
+    state: 0,
+    serverTime: undefined,
+    cancelledJobIds: [],
+    inReplyTo: 0,
+    timedOutJobIds: [],
+    reclaimedJobIds: [],
+  };
 }
 
 export const BeatResponse: MessageFns<BeatResponse> = {
@@ -1803,6 +1820,9 @@ export const BeatResponse: MessageFns<BeatResponse> = {
     }
     for (const v of message.timedOutJobIds) {
       writer.uint32(42).string(v!);
+    }
+    for (const v of message.reclaimedJobIds) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -1860,6 +1880,14 @@ export const BeatResponse: MessageFns<BeatResponse> = {
             message.timedOutJobIds.push(reader.string());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.reclaimedJobIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1882,6 +1910,7 @@ export const BeatResponse: MessageFns<BeatResponse> = {
     message.cancelledJobIds = object.cancelledJobIds?.map((e) => e) || [];
     message.inReplyTo = object.inReplyTo ?? 0;
     message.timedOutJobIds = object.timedOutJobIds?.map((e) => e) || [];
+    message.reclaimedJobIds = object.reclaimedJobIds?.map((e) => e) || [];
     return message;
   },
 };

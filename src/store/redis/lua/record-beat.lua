@@ -7,12 +7,12 @@
         and desired state are stored; every listed job the worker holds has
         its lease renewed from now and confirmed (domain confirmedLease); a
         changed desired state is signalled. Listed jobs to stop are those
-        the store port's BeatOutcome.timedOutJobIds describes.
+        the store port's BeatOutcome describes (timed out, reclaimed).
   ARGV: 1 now, 2 worker id, 3 sequence, 4 expected state, 5 expected
         directive ('' for none), 6 next state, 7 next directive, 8 next
         desired state, 9 reported job ids as JSON, 10.. listed job ids.
   Returns: {'not_found'} | {'stale' | 'conflict', desired state} |
-           {'applied', desired state, {cancelled job id...}, {job id to stop...}}.
+           {'applied', desired state, {cancelled id...}, {timed-out id...}, {reclaimed id...}}.
 ]]
 local now = ARGV[1]
 local workerId = ARGV[2]
@@ -28,7 +28,7 @@ if ARGV[7] == '' then redis.call('HDEL', key, 'directive') else redis.call('HSET
 if sequence ~= 0 then redis.call('HSET', key, 'lastSequence', sequence) end
 redis.call('ZADD', K.workers, now, workerId)
 
-local cancelled, timedOut = {}, {}
+local cancelled, timedOut, reclaimed = {}, {}, {}
 for i = 10, #ARGV do
   local id = ARGV[i]
   local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt')
@@ -40,9 +40,9 @@ for i = 10, #ARGV do
   elseif job[1] == 'cancelled' then
     cancelled[#cancelled + 1] = id
   elseif job[1] and job[1] ~= 'completed' then
-    timedOut[#timedOut + 1] = id
+    reclaimed[#reclaimed + 1] = id
   end
 end
 if ARGV[8] ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = ARGV[8] } end
 finish()
-return { 'applied', ARGV[8], cancelled, timedOut }
+return { 'applied', ARGV[8], cancelled, timedOut, reclaimed }

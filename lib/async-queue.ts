@@ -1,3 +1,5 @@
+import { Wakeup } from './wakeup';
+
 /**
  * A one-consumer queue that is also an async iterable: producers push from
  * callbacks (store signals, timers, a request reader), and a stream handler
@@ -8,24 +10,24 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = [];
   private done = false;
   private failure: { error: unknown } | undefined;
-  private resume: (() => void) | undefined;
+  private readonly wakeup = new Wakeup();
 
   push(item: T): void {
     if (this.done) return;
     this.items.push(item);
-    this.notify();
+    this.wakeup.notify();
   }
 
   end(): void {
     this.done = true;
-    this.notify();
+    this.wakeup.notify();
   }
 
   fail(error: unknown): void {
     if (this.done) return;
     this.failure = { error };
     this.done = true;
-    this.notify();
+    this.wakeup.notify();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
@@ -37,15 +39,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
         continue;
       }
       if (this.done) return;
-      await new Promise<void>((resolve) => {
-        this.resume = resolve;
-      });
+      await this.wakeup.wait();
     }
   }
 
-  private notify(): void {
-    const resume = this.resume;
-    this.resume = undefined;
-    resume?.();
-  }
 }

@@ -1,0 +1,36 @@
+import { ChannelCredentials, createChannel, createClient, type Channel } from 'nice-grpc';
+import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
+import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
+
+/** One HTTP/2 connection to the server and the clients the SDK uses over it. */
+export interface Connection {
+  readonly channel: Channel;
+  readonly workers: WorkerServiceClient;
+  readonly jobs: JobServiceClient;
+  close(): void;
+}
+
+export interface ConnectionOptions {
+  /** host:port of the server (or of a load balancer in front of the replicas). */
+  address: string;
+  /** TLS credentials; plaintext by default. */
+  credentials?: ChannelCredentials;
+}
+
+/**
+ * Opens a channel. It connects lazily and reconnects by itself; the keepalive
+ * pings let either side notice a dead peer on an idle connection.
+ */
+export function connect(options: ConnectionOptions): Connection {
+  const channel = createChannel(options.address, options.credentials ?? ChannelCredentials.createInsecure(), {
+    'grpc.keepalive_time_ms': 20_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  return {
+    channel,
+    workers: createClient(WorkerServiceDefinition, channel),
+    jobs: createClient(JobServiceDefinition, channel),
+    close: () => channel.close(),
+  };
+}

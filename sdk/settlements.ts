@@ -1,0 +1,140 @@
+import { ClientError, Status } from 'nice-grpc';
+import type { JobError } from '../gen/ojs/server/v1/job';
+import type { SettlementResult, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
+import { Backoff, pause } from './backoff';
+import type { Logger } from './logger';
+
+/** The server's answer for one settlement, or why it never got one. */
+export type SettlementOutcome = { ok: true } | { ok: false; code: string; message: string };
+
+interface Pending<T> {
+  item: T;
+  resolve: (outcome: SettlementOutcome) => void;
+}
+
+interface AckItem {
+  jobId: string;
+  leaseToken: string;
+  result: unknown;
+}
+
+interface FailItem {
+  jobId: string;
+  leaseToken: string;
+  error: JobError;
+}
+
+/** Call failures worth retrying: the server or the network went away, not a refusal. */
+const RETRYABLE = new Set([Status.UNAVAILABLE, Status.DEADLINE_EXCEEDED, Status.CANCELLED, Status.UNKNOWN, Status.INTERNAL, Status.RESOURCE_EXHAUSTED]);
+
+/**
+ * Acks and fails, coalesced: settlements made within `coalesceMs` of each
+ * other go out as one AckBatch or FailBatch call (one unary call costs the
+ * server far more than an item in it). A call that fails because the server
+ * is unreachable is retried with backoff until it is answered or the queue
+ * is closed, so jobs finished during an outage are acknowledged once the
+ * server is back.
+ */
+export class Settlements {
+  private acks: Pending<AckItem>[] = [];
+  private fails: Pending<FailItem>[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly closing = new AbortController();
+
+  constructor(
+    private readonly client: WorkerServiceClient,
+    private readonly workerId: string,
+    private readonly logger: Logger,
+    private readonly options: { coalesceMs: number; maxBatch: number } = { coalesceMs: 1, maxBatch: 200 },
+  ) {}
+
+  ack(jobId: string, leaseToken: string, result: unknown): Promise<SettlementOutcome> {
+    return new Promise((resolve) => {
+      this.acks.push({ item: { jobId, leaseToken, result }, resolve });
+      this.schedule(this.acks.length);
+    });
+  }
+
+  fail(jobId: string, leaseToken: string, error: JobError): Promise<SettlementOutcome> {
+    return new Promise((resolve) => {
+      this.fails.push({ item: { jobId, leaseToken, error }, resolve });
+      this.schedule(this.fails.length);
+    });
+  }
+
+  /** Sends what waits and resolves when every settlement so far has an answer (or `timeoutMs` passed). */
+  async drain(timeoutMs: number): Promise<boolean> {
+    this.flush();
+    const settled = Promise.all([...this.inFlight]).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const done = await Promise.race([settled, late]);
+    clearTimeout(timer);
+    return done;
+  }
+
+  /** Stops retrying: settlements still unanswered resolve as not delivered. */
+  close(): void {
+    this.closing.abort();
+    this.flush();
+  }
+
+  private schedule(queued: number): void {
+    if (queued >= this.options.maxBatch) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.acks.length > 0) {
+      const batch = this.acks;
+      this.acks = [];
+      this.track(
+        this.send(batch, () =>
+          this.client.ackBatch({ workerId: this.workerId, completions: batch.map(({ item }) => item) }).then((r) => r.results),
+        ),
+      );
+    }
+    if (this.fails.length > 0) {
+      const batch = this.fails;
+      this.fails = [];
+      this.track(
+        this.send(batch, () =>
+          this.client.failBatch({ workerId: this.workerId, failures: batch.map(({ item }) => item) }).then((r) => r.results),
+        ),
+      );
+    }
+  }
+
+  private track(sending: Promise<void>): void {
+    this.inFlight.add(sending);
+    void sending.finally(() => this.inFlight.delete(sending));
+  }
+
+  private async send<T>(batch: Pending<T>[], call: () => Promise<SettlementResult[]>): Promise<void> {
+    const backoff = new Backoff(100, 5_000);
+    for (;;) {
+      try {
+        const results = await call();
+        batch.forEach(({ resolve }, i) => resolve(toOutcome(results[i])));
+        return;
+      } catch (error) {
+        const status = error instanceof ClientError ? error.code : Status.UNKNOWN;
+        if (!RETRYABLE.has(status) || this.closing.signal.aborted) {
+          const message = error instanceof Error ? error.message : String(error);
+          for (const { resolve } of batch) resolve({ ok: false, code: Status[status] ?? 'UNKNOWN', message });
+          return;
+        }
+        this.logger.warn({ err: error, jobs: batch.length }, 'could not settle jobs; retrying');
+        await pause(backoff.next(), this.closing.signal);
+      }
+    }
+  }
+}
+
+function toOutcome(result: SettlementResult | undefined): SettlementOutcome {
+  if (result === undefined) return { ok: false, code: 'missing', message: 'the server sent no result for this job' };
+  return result.ok ? { ok: true } : { ok: false, code: result.errorCode, message: result.errorMessage };
+}

@@ -1,0 +1,89 @@
+/**
+ * Waiting on events rather than sleeping. A `Progress` is told when some
+ * state may have changed (a message arrived); `until` re-checks its
+ * condition on each change and fails after a bound, saying what it waited
+ * for and what it saw.
+ */
+export class Progress {
+  private readonly waiters = new Set<() => void>();
+
+  changed(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  /** Resolves with the first truthy result of `check`, re-run on every change. */
+  until<T>(check: () => T | undefined | false, describe: () => string, timeoutMs = 10_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const attempt = (): boolean => {
+        let result: T | undefined | false;
+        try {
+          result = check();
+        } catch (error) {
+          finish();
+          reject(error);
+          return true;
+        }
+        if (result === undefined || result === false) return false;
+        finish();
+        resolve(result);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${describe()}`));
+      }, timeoutMs);
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(onChange);
+      };
+      const onChange = (): void => {
+        attempt();
+      };
+      if (!attempt()) this.waiters.add(onChange);
+    });
+  }
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * For states no stream announces: asks (real RPCs) every `intervalMs` until
+ * `check` returns a value, failing after `timeoutMs` with `describe()` of
+ * the last answer. A check that throws (a server still reconnecting to
+ * Redis answers UNAVAILABLE) is asked again; its error is part of the failure.
+ */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  describe: () => string,
+  { timeoutMs = 10_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const result = await check();
+      if (result !== undefined) return result;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      const cause = lastError === undefined ? '' : ` (last check failed: ${String(lastError)})`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${describe()}${cause}`);
+    }
+    await pause(intervalMs);
+  }
+}
+
+/** `promise`, or a failure naming `description` if it takes longer than `timeoutMs`. */
+export async function within<T>(promise: Promise<T>, timeoutMs: number, description: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${description}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
