@@ -5,8 +5,14 @@ import { Producer, Worker, type Logger } from '../sdk';
 import { sample, type Percentiles } from './percentiles';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
-/** The benchmark prints its own lines; the SDK only speaks up about problems. */
-const logger: Logger = { debug: () => {}, info: () => {}, warn: (c, m) => console.warn(m, c), error: (c, m) => console.error(m, c) };
+/** The benchmark prints its own lines; the SDK speaks up only about problems, each kind once. */
+const warned = new Set<string>();
+const once = (print: (message: string, context: object) => void) => (context: object, message: string) => {
+  if (warned.has(message)) return;
+  warned.add(message);
+  print(message, context);
+};
+const logger: Logger = { debug: () => {}, info: () => {}, warn: once(console.warn), error: once(console.error) };
 
 /** SDK workers on `queue` whose handler does nothing but call `onJob`. */
 async function startWorkers(address: string, queue: string, count: number, concurrency: number, onJob: (n: number) => void): Promise<Worker[]> {

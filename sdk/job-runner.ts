@@ -3,6 +3,7 @@ import type { Delivery, WorkerServiceClient } from '../gen/ojs/server/v1/worker_
 import { JobAborted, sdkJobError, toJobError, type AbortKind } from './errors';
 import type { JobContext, JobHandler } from './job-context';
 import type { Logger } from './logger';
+import { Wakeup } from '../lib/wakeup';
 import { compose, type Middleware } from './middleware';
 import type { Settlements } from './settlements';
 
@@ -11,37 +12,33 @@ export type ExecutionMiddleware = Middleware<JobContext, unknown>;
 
 /** One job this worker holds, from delivery until its settlement is sent. */
 export class RunningJob {
-  readonly abort = new AbortController();
   /** Set once the outcome is decided; a later one is ignored. */
   isSettled = false;
-  readonly done: Promise<void>;
-  private finish!: () => void;
-  private readonly timers: NodeJS.Timeout[] = [];
+  /** When this worker started it (performance.now()), for the worker-side timeout. */
+  readonly startedAt = performance.now();
+  /** Made on first use: most handlers finish without anyone asking for the signal. */
+  private controller: AbortController | undefined;
 
   constructor(
     readonly job: Job,
     readonly leaseToken: string,
-  ) {
-    this.done = new Promise((resolve) => (this.finish = resolve));
-  }
+  ) {}
 
   get id(): string {
     return this.job.id;
   }
 
-  stopTimers(): void {
-    for (const timer of this.timers) clearTimeout(timer);
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
   }
 
-  after(ms: number, action: () => void): void {
-    const timer = setTimeout(action, ms);
-    timer.unref();
-    this.timers.push(timer);
+  /** Why the handler was told to stop, if it was. */
+  get abortReason(): JobAborted | undefined {
+    return this.controller?.signal.aborted === true ? (this.controller.signal.reason as JobAborted) : undefined;
   }
 
-  markDone(): void {
-    this.stopTimers();
-    this.finish();
+  abort(reason: JobAborted): void {
+    (this.controller ??= new AbortController()).abort(reason);
   }
 }
 
@@ -64,21 +61,27 @@ const SECOND = 1_000;
  */
 export class JobRunner {
   readonly active = new Map<string, RunningJob>();
+  /** Notified whenever a job is released (for a drain to wait on). */
+  readonly released = new Wakeup();
+  private readonly run: (ctx: JobContext) => Promise<unknown>;
+  private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: JobRunnerDeps) {}
+  constructor(private readonly deps: JobRunnerDeps) {
+    // Composed once: middleware is registered before the worker starts.
+    this.run = compose(deps.middleware, async (ctx: JobContext) => {
+      const handler = deps.handlers.get(ctx.job.type);
+      if (handler === undefined) throw Object.assign(new Error(`no handler registered for job type "${ctx.job.type}"`), { name: 'handler_not_found' });
+      return handler(ctx.args, ctx);
+    });
+  }
 
   start(delivery: Delivery): RunningJob | undefined {
     const job = delivery.job;
     if (job === undefined || this.active.has(job.id)) return undefined;
     const running = new RunningJob(job, delivery.leaseToken);
     this.active.set(job.id, running);
-    if (job.timeout > 0) {
-      const grace = job.gracePeriod ?? 0;
-      running.after(job.timeout * SECOND, () => this.interrupt(job.id, 'timeout', `execution timeout of ${job.timeout} s passed`));
-      running.after((job.timeout + grace) * SECOND, () => {
-        void this.giveUp(running, 'timeout', `job did not stop within its timeout of ${job.timeout} s and grace period of ${grace} s`);
-      });
-    }
+    // Timeouts are whole seconds: one sweep a second checks them all, instead of timers per job.
+    if (job.timeout > 0) this.sweeper ??= setInterval(() => this.sweepTimeouts(), SECOND).unref();
     void this.execute(running);
     return running;
   }
@@ -86,9 +89,9 @@ export class JobRunner {
   /** Fires the job's signal; the handler decides how to stop. */
   interrupt(jobId: string, kind: AbortKind, message: string): void {
     const running = this.active.get(jobId);
-    if (running === undefined || running.abort.signal.aborted) return;
+    if (running === undefined || running.abortReason !== undefined) return;
     this.deps.logger.info({ jobId, reason: kind }, `stopping job: ${message}`);
-    running.abort.abort(new JobAborted(kind, message));
+    running.abort(new JobAborted(kind, message));
   }
 
   /**
@@ -96,35 +99,50 @@ export class JobRunner {
    * server requeues per the retry policy) and free its slot. The handler
    * keeps running until it returns; its result is ignored.
    */
-  giveUp(running: RunningJob, type: 'timeout' | 'shutdown', message: string): Promise<void> {
+  async giveUp(running: RunningJob, type: 'timeout' | 'shutdown', message: string): Promise<void> {
     this.interrupt(running.id, type, message);
-    if (running.isSettled) return running.done;
+    if (running.isSettled) return;
     running.isSettled = true;
     this.deps.logger.warn({ jobId: running.id, type }, `failing a job whose handler did not stop: ${message}`);
-    return this.settle(running, () => this.deps.settlements.fail(running.id, running.leaseToken, sdkJobError(type, message)));
+    await this.settle(running, () => this.deps.settlements.fail(running.id, running.leaseToken, sdkJobError(type, message)));
+  }
+
+  /** Stops the timeout sweep (the worker is stopping). */
+  stop(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  private sweepTimeouts(): void {
+    const now = performance.now();
+    for (const running of this.active.values()) {
+      const { timeout, gracePeriod } = running.job;
+      if (timeout <= 0) continue;
+      const elapsed = now - running.startedAt;
+      const grace = gracePeriod ?? 0;
+      if (elapsed >= (timeout + grace) * SECOND) {
+        void this.giveUp(running, 'timeout', `job did not stop within its timeout of ${timeout} s and grace period of ${grace} s`);
+      } else if (elapsed >= timeout * SECOND) {
+        this.interrupt(running.id, 'timeout', `execution timeout of ${timeout} s passed`);
+      }
+    }
   }
 
   private async execute(running: RunningJob): Promise<void> {
     const { job } = running;
-    const logger = childLogger(this.deps.logger, { jobId: job.id, jobType: job.type, attempt: job.attempt });
-    const handler = this.deps.handlers.get(job.type);
+    const context = new RunningJobContext(running, this.deps);
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
-      if (handler === undefined) throw Object.assign(new Error(`no handler registered for job type "${job.type}"`), { name: 'handler_not_found' });
-      const run = compose(this.deps.middleware, async (ctx: JobContext) => handler(ctx.args, ctx));
-      outcome = { ok: true, result: await run(this.context(running, logger)) };
+      outcome = { ok: true, result: await this.run(context) };
     } catch (error) {
       outcome = { ok: false, error };
     }
-    if (running.isSettled) {
-      running.markDone();
-      return;
-    }
+    if (running.isSettled) return;
     running.isSettled = true;
-    const reason = running.abort.signal.reason as unknown;
-    if (reason instanceof JobAborted && (reason.kind === 'cancelled' || reason.kind === 'reclaimed')) {
+    const reason = running.abortReason;
+    if (reason !== undefined && (reason.kind === 'cancelled' || reason.kind === 'reclaimed')) {
       // The job was cancelled or taken back: an answer would be refused.
-      logger.info({ reason: reason.kind }, 'job stopped');
+      context.logger.info({ reason: reason.kind }, 'job stopped');
       this.release(running);
       return;
     }
@@ -132,8 +150,8 @@ export class JobRunner {
       await this.settle(running, () => this.deps.settlements.ack(job.id, running.leaseToken, outcome.result));
       return;
     }
-    const error = reason instanceof JobAborted ? sdkJobError(reason.kind, reason.message) : toJobError(outcome.error);
-    if (!(reason instanceof JobAborted)) logger.warn({ err: outcome.error }, 'job failed');
+    const error = reason !== undefined ? sdkJobError(reason.kind, reason.message) : toJobError(outcome.error);
+    if (reason === undefined) context.logger.warn({ err: outcome.error }, 'job failed');
     await this.settle(running, () => this.deps.settlements.fail(job.id, running.leaseToken, error));
   }
 
@@ -146,32 +164,63 @@ export class JobRunner {
   /** Frees the job's slot: it no longer counts as held. */
   private release(running: RunningJob): void {
     if (this.active.get(running.id) === running) this.active.delete(running.id);
-    running.markDone();
+    this.released.notify();
+  }
+}
+
+/** What a handler gets: methods on the prototype, so a job costs one small object. */
+class RunningJobContext implements JobContext {
+  private jobLogger: Logger | undefined;
+
+  constructor(
+    private readonly running: RunningJob,
+    private readonly deps: Pick<JobRunnerDeps, 'client' | 'workerId' | 'logger'>,
+  ) {}
+
+  get job(): Job {
+    return this.running.job;
   }
 
-  private context(running: RunningJob, logger: Logger): JobContext {
-    const { job, leaseToken } = running;
-    const { client, workerId } = this.deps;
-    const report = async (fields: { progress?: number; data?: Record<string, unknown>; checkpoint?: unknown }): Promise<void> => {
-      try {
-        await client.reportProgress({ workerId, jobId: job.id, leaseToken, ...fields });
-      } catch (error) {
-        logger.warn({ err: error }, 'could not report progress');
-      }
-    };
-    return {
-      job,
-      args: job.args,
-      attempt: job.attempt,
-      signal: running.abort.signal,
-      lastCheckpoint: job.lastCheckpoint,
-      logger,
-      heartbeat: async () => {
-        await client.extendLease({ workerId, jobId: job.id, leaseToken });
-      },
-      progress: (value, data) => report(data === undefined ? { progress: value } : { progress: value, data }),
-      checkpoint: (state) => report({ checkpoint: state }),
-    };
+  get args(): unknown[] {
+    return this.running.job.args;
+  }
+
+  get attempt(): number {
+    return this.running.job.attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.running.signal;
+  }
+
+  get lastCheckpoint(): unknown {
+    return this.running.job.lastCheckpoint;
+  }
+
+  /** A child logger costs a serialization of its bindings: made only for a job that logs. */
+  get logger(): Logger {
+    const { job } = this.running;
+    return (this.jobLogger ??= childLogger(this.deps.logger, { jobId: job.id, jobType: job.type, attempt: job.attempt }));
+  }
+
+  async heartbeat(): Promise<void> {
+    await this.deps.client.extendLease({ workerId: this.deps.workerId, jobId: this.running.id, leaseToken: this.running.leaseToken });
+  }
+
+  progress(value: number, data?: Record<string, unknown>): Promise<void> {
+    return this.report(data === undefined ? { progress: value } : { progress: value, data });
+  }
+
+  checkpoint(state: unknown): Promise<void> {
+    return this.report({ checkpoint: state });
+  }
+
+  private async report(fields: { progress?: number; data?: Record<string, unknown>; checkpoint?: unknown }): Promise<void> {
+    try {
+      await this.deps.client.reportProgress({ workerId: this.deps.workerId, jobId: this.running.id, leaseToken: this.running.leaseToken, ...fields });
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not report progress');
+    }
   }
 }
 

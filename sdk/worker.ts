@@ -34,7 +34,7 @@ const DRAIN_LOG_MS = 5_000;
  * worker.run().then((code) => process.exit(code));
  * ```
  *
- * Events: 'phase' (phase), 'job:start' (job id), 'job:end' (job id).
+ * Events: 'phase' (phase), 'stopped'.
  */
 export class Worker extends EventEmitter {
   readonly options: ResolvedWorkerOptions;
@@ -275,10 +275,7 @@ export class Worker extends EventEmitter {
   private onDeliveries(deliveries: Delivery[]): void {
     const { runner } = this.parts!;
     for (const delivery of deliveries) {
-      const running = runner.start(delivery);
-      if (running === undefined) continue;
-      this.emit('job:start', running.id);
-      void running.done.then(() => this.emit('job:end', running.id));
+      runner.start(delivery);
     }
   }
 
@@ -317,6 +314,7 @@ export class Worker extends EventEmitter {
     const leftovers = [...runner.active.values()];
     if (leftovers.length > 0) logger.warn({ jobIds: leftovers.map((j) => j.id) }, 'grace period over: failing the jobs still running with error type shutdown');
     await Promise.all(leftovers.map((job) => runner.giveUp(job, 'shutdown', 'the worker shut down before the job finished')));
+    runner.stop();
     await fetches.stop();
     if (!(await settlements.drain(SHUTDOWN_CALL_MS * 2))) logger.warn({}, 'some acknowledgements could not be delivered; the server will recover those jobs');
     await beats.beatNow(SHUTDOWN_CALL_MS);
@@ -333,13 +331,21 @@ export class Worker extends EventEmitter {
   /** Waits for running jobs to finish, the grace period to end, or a forced stop; logs progress every 5 s. */
   private async drain(runner: JobRunner, gracePeriodMs: number): Promise<void> {
     if (runner.active.size === 0 || this.forced.signal.aborted) return;
-    const deadline = AbortSignal.any([AbortSignal.timeout(gracePeriodMs), this.forced.signal]);
+    let isOver = false;
+    let timer: NodeJS.Timeout | undefined;
+    const over = new Promise<void>((resolve) => {
+      const end = (): void => {
+        isOver = true;
+        resolve();
+      };
+      timer = setTimeout(end, gracePeriodMs);
+      this.forced.signal.addEventListener('abort', end, { once: true });
+    });
     const log = setInterval(() => this.options.logger.info({ remaining: runner.active.size }, 'draining'), DRAIN_LOG_MS);
     try {
-      while (runner.active.size > 0 && !deadline.aborted) {
-        await Promise.race([Promise.race([...runner.active.values()].map((job) => job.done)), pause(gracePeriodMs, deadline)]);
-      }
+      while (runner.active.size > 0 && !isOver) await Promise.race([runner.released.wait(), over]);
     } finally {
+      clearTimeout(timer);
       clearInterval(log);
     }
   }
