@@ -1,6 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
+import { Job } from '../gen/ojs/server/v1/job';
+import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
+import { WorkerServiceDefinition, type Delivery } from '../gen/ojs/server/v1/worker_service';
 import { Producer, Worker, type Logger } from '../sdk';
 import { sample, type Percentiles } from './percentiles';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
@@ -68,6 +71,40 @@ export async function ojsLatency(address: string, samples: number, run: string):
   });
   await worker!.stop();
   producer.close();
+  return result;
+}
+
+/**
+ * The same latency without the SDK: a hand-written worker waiting on its
+ * Fetch stream, a single-job Enqueue, time to the delivery's arrival.
+ */
+export async function rawLatency(address: string, samples: number, run: string): Promise<Percentiles> {
+  const channel = createChannel(address);
+  const jobs = createClient(JobServiceDefinition, channel);
+  const workers = createClient(WorkerServiceDefinition, channel);
+  const workerId = `bench-raw-${run}`;
+  const queue = `raw-${run}`;
+  await workers.register({ workerId, hostname: 'bench', pid: process.pid, queues: [queue], concurrency: 4, labels: [], startedAt: new Date() });
+  const abort = new AbortController();
+  let arrived: ((delivery: Delivery) => void) | undefined;
+  const consuming = (async () => {
+    for await (const response of workers.fetch({ workerId, queues: [], maxWait: undefined }, { signal: abort.signal })) {
+      for (const delivery of response.deliveries) arrived?.(delivery);
+    }
+  })().catch(() => {});
+  const result = await sample(samples, Math.min(1_000, samples), async (i) => {
+    const delivered = new Promise<Delivery>((resolve) => (arrived = resolve));
+    const started = performance.now();
+    await jobs.enqueue({ jobs: [{ ...Job.fromPartial({ type: 'bench.noop', queue, args: [i] }) }], pending: false });
+    const delivery = await delivered;
+    const ms = performance.now() - started;
+    await workers.ack({ workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken, result: undefined });
+    return ms;
+  });
+  abort.abort();
+  await consuming;
+  await workers.deregister({ workerId });
+  channel.close();
   return result;
 }
 

@@ -1,8 +1,9 @@
 import { RedisServerProcess } from '../tools/redis-server';
 import { ServerProcess } from '../tools/server-process';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
-import { ojsLatency, ojsThroughput, unaryRoundTrip } from './ojs-bench';
+import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip } from './ojs-bench';
 import { percentiles, type Percentiles } from './percentiles';
+import { cpuPerJob } from './cpu-accounting';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
 
@@ -17,6 +18,7 @@ const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
 const ACCOUNTING_JOBS = Math.min(JOBS, 20_000);
 
 const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`;
+const us = (n: number): string => `${n.toFixed(0)} µs`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')} jobs/s`.padEnd(14);
 const load = (r: LoadResult): string => `${rate(r.rate)} delivery under load ${ms(percentiles(r.delays))}`;
 const MODES: { mode: LoadMode; title: string }[] = [
@@ -24,20 +26,24 @@ const MODES: { mode: LoadMode; title: string }[] = [
   { mode: 'single', title: `${SHAPE.singleProducers} producers awaiting one job per call` },
 ];
 
-async function withServer<T>(env: Record<string, string>, use: (address: string) => Promise<T>): Promise<T> {
+async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
   const server = await ServerProcess.start(env);
   try {
-    return await use(server.address);
+    return await use(server);
   } finally {
     await server.stop();
   }
 }
 
+const withServer = <T>(env: Record<string, string>, use: (address: string) => Promise<T>): Promise<T> =>
+  withServerProcess(env, (server) => use(server.address));
+
 async function memorySection(): Promise<void> {
   console.log(`\nOJS, memory store: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} SDK workers x concurrency ${SHAPE.concurrency}`);
   await withServer({}, async (address) => {
     for (const { mode, title } of MODES) console.log(`  ${title.padEnd(44)} ${load(await ojsThroughput(address, JOBS, `memory-${mode}`, mode))}`);
-    console.log(`  ${'enqueue -> handler, idle worker'.padEnd(44)} ${ms(await ojsLatency(address, SAMPLES, 'memory'))}`);
+    console.log(`  ${'enqueue -> handler, idle SDK worker'.padEnd(44)} ${ms(await ojsLatency(address, SAMPLES, 'memory'))}`);
+    console.log(`  ${'enqueue -> delivery, idle hand-written worker'.padEnd(44)} ${ms(await rawLatency(address, SAMPLES, 'memory'))}`);
     console.log(`  ${'unary round trip (Health/Check), the floor'.padEnd(44)} ${ms(await unaryRoundTrip(address, SAMPLES))}`);
   });
 }
@@ -50,19 +56,28 @@ async function redisSection(): Promise<void> {
   try {
     for (const { mode, title } of MODES) {
       resetRedisStats(redis.port);
-      const ojs = await withServer(redisEnv(redis.port), (address) => ojsThroughput(address, JOBS, `redis-${mode}`, mode));
+      const ojs = await withServerProcess(redisEnv(redis.port), (server) =>
+        cpuPerJob(JOBS, [server.pid, redis.pid!], () => ojsThroughput(server.address, JOBS, `redis-${mode}`, mode)),
+      );
       const ojsCommands = redisCommandsExecuted(redis.port) / JOBS;
       resetRedisStats(redis.port);
-      const bull = await bullmqThroughput(redis.port, JOBS, `bullmq-${mode}`, mode);
+      const bull = await cpuPerJob(JOBS, [redis.pid!], () => bullmqThroughput(redis.port, JOBS, `bullmq-${mode}`, mode));
       const bullCommands = redisCommandsExecuted(redis.port) / JOBS;
+      const [ojsServer, ojsRedis] = ojs.others;
       console.log(`  ${title}`);
-      console.log(`    OJS     ${load(ojs)}, ${ojsCommands.toFixed(1)} Redis commands/job`);
-      console.log(`    BullMQ  ${load(bull)}, ${bullCommands.toFixed(1)} Redis commands/job`);
-      console.log(`    ratio   ${(ojs.rate / bull.rate).toFixed(2)}x`);
+      console.log(`    OJS     ${load(ojs.result)}, ${ojsCommands.toFixed(1)} Redis commands/job`);
+      console.log(`            CPU/job: clients ${us(ojs.self)}, server ${us(ojsServer!)}, Redis ${us(ojsRedis!)}`);
+      console.log(`    BullMQ  ${load(bull.result)}, ${bullCommands.toFixed(1)} Redis commands/job`);
+      console.log(`            CPU/job: clients ${us(bull.self)}, Redis ${us(bull.others[0]!)}`);
+      console.log(`    ratio   ${(ojs.result.rate / bull.result.rate).toFixed(2)}x`);
     }
-    const ojsIdle = await withServer(redisEnv(redis.port), (address) => ojsLatency(address, SAMPLES, 'redis'));
+    const [ojsIdle, ojsRaw] = await withServer(redisEnv(redis.port), async (address) => [
+      await ojsLatency(address, SAMPLES, 'redis'),
+      await rawLatency(address, SAMPLES, 'redis'),
+    ]);
     const bullIdle = await bullmqLatency(redis.port, SAMPLES, 'bullmq');
-    console.log(`  enqueue -> handler, idle worker: OJS ${ms(ojsIdle)}; BullMQ ${ms(bullIdle)}`);
+    console.log(`  enqueue -> handler, idle worker: OJS ${ms(ojsIdle!)}; BullMQ ${ms(bullIdle)}`);
+    console.log(`  enqueue -> delivery, idle hand-written OJS worker: ${ms(ojsRaw!)}`);
 
     // Requests as clients send them (pipelined or scripted), counted on the wire through a proxy.
     const proxy = await CountingRedisProxy.start(redis.port);

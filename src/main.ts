@@ -28,7 +28,9 @@ async function main(): Promise<void> {
     pino.destination({ dest: 1, sync: true }),
   );
   const telemetry = startTelemetry(process.env);
-  const store = await openStore(config.backend);
+  const store = await openStore(config.backend, (error) =>
+    logger.warn({ err: error, connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS }, 'store unreachable at start-up; retrying'),
+  );
   const server = await startServer({
     host: config.host,
     port: config.port,
@@ -79,10 +81,13 @@ async function main(): Promise<void> {
   logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
 }
 
+/** How long a starting server waits for its store. */
+const STORE_CONNECT_TIMEOUT_MS = 30_000;
+
 /** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */
-async function openStore(backend: BackendConfig): Promise<JobStore> {
+async function openStore(backend: BackendConfig, onWaiting: (error: Error) => void): Promise<JobStore> {
   if (backend.kind === 'memory') return new MemoryJobStore();
-  return RedisJobStore.connect({ url: backend.url, prefix: backend.prefix });
+  return RedisJobStore.connect({ url: backend.url, prefix: backend.prefix, connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS, onWaiting });
 }
 
 main().catch((error: unknown) => {

@@ -17,6 +17,7 @@ export class JsonLinesProcess {
   private stderr = '';
   private readonly listeners = new Set<() => void>();
   private readonly child: ChildProcess;
+  private hasClosed = false;
 
   constructor(
     readonly name: string,
@@ -25,7 +26,13 @@ export class JsonLinesProcess {
     options: SpawnOptions = {},
   ) {
     this.child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+    // 'close' comes after the output streams ended: everything the process printed is in by then.
+    this.exited = new Promise((resolve) =>
+      this.child.once('close', (code, signal) => {
+        this.hasClosed = true;
+        resolve({ code, signal });
+      }),
+    );
     this.child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
     const reader = createInterface({ input: this.child.stdout! });
     this.output = new Promise((resolve) => reader.once('close', resolve));
@@ -33,7 +40,7 @@ export class JsonLinesProcess {
       this.lines.push(parse(text));
       this.notify();
     });
-    this.child.once('exit', () => this.notify());
+    this.child.once('close', () => this.notify());
   }
 
   get pid(): number {
@@ -41,7 +48,7 @@ export class JsonLinesProcess {
   }
 
   get isRunning(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return !this.hasClosed;
   }
 
   /**
@@ -71,7 +78,7 @@ export class JsonLinesProcess {
   }
 
   signal(signal: NodeJS.Signals): void {
-    if (this.isRunning) process.kill(this.pid, signal);
+    if (this.child.exitCode === null && this.child.signalCode === null) process.kill(this.pid, signal);
   }
 
   /** Resolves with the exit code once the process exits, bounded by `timeoutMs`. */

@@ -22,10 +22,17 @@ export class ServerProcess extends JsonLinesProcess {
    * that has not listened within `timeoutMs` is killed (by its PID) and the
    * start fails.
    */
-  static async start(env: Record<string, string> = {}, args: string[] = [], timeoutMs = 20_000): Promise<ServerProcess> {
+  static async start(
+    env: Record<string, string> = {},
+    args: string[] = [],
+    timeoutMs = 20_000,
+    /** Sees the process as soon as it is spawned, before it listens. */
+    onSpawn?: (server: ServerProcess) => void,
+  ): Promise<ServerProcess> {
     const server = new ServerProcess('the server', process.execPath, [join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args], {
       env: { ...process.env, OJS_LOG_LEVEL: 'info', ...env },
     });
+    onSpawn?.(server);
     try {
       server.listeningOn = (await server.waitForLog((line) => line.msg === 'ojs server listening', 'that it listens', timeoutMs))['port'] as number;
     } catch (error) {

@@ -106,4 +106,22 @@ describe('a Redis outage', () => {
     expect((await again.beat(WorkerState.WORKER_STATE_RUNNING, [probe.id, job.id])).cancelledJobIds).toEqual([]);
     expect(server.isRunning).toBe(true);
   });
+
+  it('lets a replica start while Redis is away: it listens once Redis is back', async () => {
+    await redis.stop();
+    let spawned!: (server: ServerProcess) => void;
+    const spawnedServer = new Promise<ServerProcess>((resolve) => (spawned = resolve));
+    const starting = ServerProcess.start({ OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() }, [], 20_000, spawned);
+    // The process tried, failed and goes on trying; it listens only once its store is reachable.
+    await (await spawnedServer).waitForLog((l) => l.msg === 'store unreachable at start-up; retrying', 'that it waits for Redis');
+    await redis.startAgain();
+    const late = await starting;
+    try {
+      const lateClients = connectTo(late.address);
+      expect((await lateClients.health.check({ service: '' })).status).toBe(Serving.SERVING);
+      lateClients.channel.close();
+    } finally {
+      await late.stop('SIGKILL');
+    }
+  });
 });

@@ -35,35 +35,17 @@ interface JobBody {
   createdAt: number;
 }
 
-/** Separates the header fields of a new job (none of them can contain it: ids, names and numbers). */
-export const HEADER_SEPARATOR = '\x1f';
-
 /**
- * A new job as enqueue.lua takes it: a header (the scalar fields scripts
- * work on, joined by {@link HEADER_SEPARATOR} in the order enqueue.lua
- * names them) and the body JSON, so the body is encoded once and a script
- * never decodes JSON. `discardAt` is the part of the waiting deadline that
- * never changes (expires_at, total timeout); the enqueue TTL applies only
- * before the first attempt, so scripts keep it apart (domain waitingDeadline).
+ * A new job as enqueue.lua takes it: the scalar fields scripts work on, in
+ * the order enqueue.lua names them, then the body JSON, so the body is
+ * encoded once and a script neither splits strings nor decodes JSON.
+ * `discardAt` is the part of the waiting deadline that never changes
+ * (expires_at, total timeout); the enqueue TTL applies only before the first
+ * attempt, so scripts keep it apart (domain waitingDeadline).
  */
-export function newJobArgs(job: Job): [string, string] {
+export function newJobArgs(job: Job): (string | number)[] {
   const totalAt = job.totalTimeoutMs === undefined ? undefined : job.createdAt + job.totalTimeoutMs;
   const discardAt = [job.expiresAt, totalAt].filter((at): at is number => at !== undefined);
-  const header = [
-    job.id,
-    job.queue,
-    job.state,
-    job.priority,
-    discardAt.length === 0 ? '' : Math.min(...discardAt),
-    job.enqueueTtlMs === undefined ? '' : job.createdAt + job.enqueueTtlMs,
-    job.scheduledAt ?? '',
-    job.type,
-    job.visibilityTimeoutMs,
-    job.timeoutMs,
-    job.gracePeriodMs,
-    job.heartbeatTimeoutMs,
-    totalAt ?? '',
-  ].join(HEADER_SEPARATOR);
   const body: JobBody = {
     specversion: job.specversion,
     id: job.id,
@@ -84,7 +66,22 @@ export function newJobArgs(job: Job): [string, string] {
   if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
   if (job.schema !== undefined) body.schema = job.schema;
-  return [header, JSON.stringify(body)];
+  return [
+    job.id,
+    job.queue,
+    job.state,
+    job.priority,
+    discardAt.length === 0 ? '' : Math.min(...discardAt),
+    job.enqueueTtlMs === undefined ? '' : job.createdAt + job.enqueueTtlMs,
+    job.scheduledAt ?? '',
+    job.type,
+    job.visibilityTimeoutMs,
+    job.timeoutMs,
+    job.gracePeriodMs,
+    job.heartbeatTimeoutMs,
+    totalAt ?? '',
+    JSON.stringify(body),
+  ];
 }
 
 /** The job that the body and the mutable fields describe, built with one fixed shape. */

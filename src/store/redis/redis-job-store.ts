@@ -43,6 +43,8 @@ export interface RedisJobStoreOptions {
   prefix: string;
   /** How long `connect` waits for Redis before giving up. */
   connectTimeoutMs?: number;
+  /** Told once when a first connection attempt fails and `connect` goes on waiting. */
+  onWaiting?: (error: Error) => void;
 }
 
 /** One item of the settle script (lua/settle.lua): what to check and what to apply. */
@@ -108,7 +110,7 @@ export class RedisJobStore implements JobStore {
     });
   }
 
-  /** Connects (waiting for Redis up to the timeout) and subscribes to the signal channel. */
+  /** Connects (waiting for Redis up to the timeout, through failed attempts) and subscribes to the signal channel. */
   static async connect(options: RedisJobStoreOptions): Promise<RedisJobStore> {
     const store = new RedisJobStore(openRedis(options.url), options.prefix);
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -116,11 +118,12 @@ export class RedisJobStore implements JobStore {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Redis at ${options.url} did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
+    // A failed first attempt is not the end: the connections keep retrying (a replica
+    // may start while Redis restarts), and the store is ready once both are up.
+    store.connection.command.connect().catch((error: Error) => options.onWaiting?.(error));
+    store.connection.subscriber.connect().catch(() => {});
     try {
-      await Promise.race([
-        Promise.all([store.connection.command.connect(), store.connection.subscriber.connect()]).then(() => store.whenAvailable()),
-        timedOut,
-      ]);
+      await Promise.race([store.whenAvailable(), timedOut]);
     } catch (error) {
       await store.close();
       throw error;

@@ -4,54 +4,43 @@
   Post: each job hash is written and indexed by its state (ready queue or due
         time) and its waiting deadline; per-queue counters and the queue set
         are updated; one jobsAvailable signal per queue.
-  ARGV: 1 now, then two values per job: a header and the body JSON
-        (job-codec.ts newJobArgs). The header holds, separated by the byte
-        0x1F (empty for none): id, queue, state, priority, discardAt, ttlAt,
-        scheduledAt, type, vis, tmo, grace, stall, totalAt.
+  ARGV: 1 now, then 14 values per job (job-codec.ts newJobArgs), '' for none:
+        id, queue, state, priority, discardAt, ttlAt, scheduledAt, type, vis,
+        tmo, grace, stall, totalAt, body JSON. Separate values rather than one
+        string to split: the script does no parsing.
   Returns: {'ok'} or {'duplicate', id}.
   Atomic: the script runs alone, and every key shares the prefix's hash slot.
 ]]
-local NAMES = { 'id', 'queue', 'state', 'priority', 'discardAt', 'ttlAt', 'scheduledAt', 'type', 'vis', 'tmo', 'grace', 'stall', 'totalAt' }
-
-local function headerOf(text)
-  local h, start = {}, 1
-  for _, name in ipairs(NAMES) do
-    local stop = string.find(text, '\31', start, true)
-    local value = string.sub(text, start, (stop or 0) - 1)
-    if value ~= '' then h[name] = value end
-    start = (stop or #text) + 1
-  end
-  return h
-end
-
+local STRIDE = 14
 local now = ARGV[1]
-local jobs = {}
 local seen = {}
-for i = 2, #ARGV, 2 do
-  local h = headerOf(ARGV[i])
-  if seen[h.id] or redis.call('EXISTS', K.job .. h.id) == 1 then return { 'duplicate', h.id } end
-  seen[h.id] = true
-  jobs[#jobs + 1] = { h = h, body = ARGV[i + 1] }
+for i = 2, #ARGV, STRIDE do
+  local id = ARGV[i]
+  if seen[id] or redis.call('EXISTS', K.job .. id) == 1 then return { 'duplicate', id } end
+  seen[id] = true
 end
-for _, job in ipairs(jobs) do
-  local h = job.h
+local seenQueues = {}
+for i = 2, #ARGV, STRIDE do
+  local id, queue, state, priority = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local discardAt, ttlAt, scheduledAt, totalAt = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 12]
   -- attempt 0, no errors and no dead-letter mark are what absent fields mean.
-  local fields = { 'body', job.body }
-  for n = 8, #NAMES do
-    local name = NAMES[n]
-    if h[name] then
+  local fields = {
+    'body', ARGV[i + 13], 'type', ARGV[i + 7], 'vis', ARGV[i + 8], 'tmo', ARGV[i + 9], 'grace', ARGV[i + 10],
+    'stall', ARGV[i + 11], 'queue', queue, 'priority', priority,
+  }
+  local optional = { discardAt = discardAt, ttlAt = ttlAt, scheduledAt = scheduledAt, totalAt = totalAt }
+  for name, value in pairs(optional) do
+    if value ~= '' then
       fields[#fields + 1] = name
-      fields[#fields + 1] = h[name]
+      fields[#fields + 1] = value
     end
   end
-  for _, name in ipairs({ 'queue', 'priority', 'discardAt', 'ttlAt', 'scheduledAt' }) do
-    if h[name] then
-      fields[#fields + 1] = name
-      fields[#fields + 1] = h[name]
-    end
+  if not seenQueues[queue] then
+    seenQueues[queue] = true
+    sadd(K.queues, queue)
   end
-  sadd(K.queues, h.queue)
-  enter(h.id, { queue = h.queue, priority = h.priority, deadline = waitingDeadline(h.discardAt, h.ttlAt, 0), scheduledAt = h.scheduledAt }, nil, h.state, now, fields)
+  local deadline = waitingDeadline(discardAt ~= '' and discardAt or nil, ttlAt ~= '' and ttlAt or nil, 0)
+  enter(id, { queue = queue, priority = priority, deadline = deadline, scheduledAt = scheduledAt ~= '' and scheduledAt or nil }, nil, state, now, fields)
 end
 finish()
 return { 'ok' }
