@@ -46,6 +46,7 @@ function checkGeneratedCode() {
   }
 }
 
+step('package-lock.json is complete', process.execPath, [join(root, 'scripts', 'complete-lockfile.mjs'), '--check']);
 step('buf lint', bin('buf'), ['lint']);
 checkGeneratedCode();
 step('type check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
