@@ -1,7 +1,8 @@
 import { ClientError, Status } from 'nice-grpc';
 import type { BeatRequest, BeatResponse, WorkerServiceClient, WorkerState } from '../gen/ojs/server/v1/worker_service';
 import { AsyncQueue } from '../lib/async-queue';
-import { Backoff, pause } from './backoff';
+import { pause } from '../lib/pause';
+import { Backoff } from './backoff';
 import type { Logger } from './logger';
 
 export interface BeatLoopDeps {

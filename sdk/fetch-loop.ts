@@ -1,7 +1,8 @@
 import { ClientError, Status } from 'nice-grpc';
 import type { Delivery, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 import { Wakeup } from '../lib/wakeup';
-import { Backoff, pause } from './backoff';
+import { pause } from '../lib/pause';
+import { Backoff } from './backoff';
 import type { Logger } from './logger';
 
 export interface FetchLoopDeps {

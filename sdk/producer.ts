@@ -1,7 +1,8 @@
 import { ClientError, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
 import { Job, type DeepPartial } from '../gen/ojs/server/v1/job';
-import { Backoff, pause } from './backoff';
+import { pause } from '../lib/pause';
+import { Backoff } from './backoff';
 import { connect, type Connection, type ConnectionOptions } from './connection';
 import { compose, type Middleware } from './middleware';
 

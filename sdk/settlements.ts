@@ -1,7 +1,8 @@
 import { ClientError, Status } from 'nice-grpc';
 import type { JobError } from '../gen/ojs/server/v1/job';
 import type { SettlementResult, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
-import { Backoff, pause } from './backoff';
+import { pause } from '../lib/pause';
+import { Backoff } from './backoff';
 import type { Logger } from './logger';
 
 /** The server's answer for one settlement, or why it never got one. */
@@ -16,6 +17,12 @@ interface AckItem {
   jobId: string;
   leaseToken: string;
   result: unknown;
+}
+
+/** Settlements of one kind waiting to be sent, and the batch call that sends them. */
+interface Queue<T> {
+  waiting: Pending<T>[];
+  call: (items: T[]) => Promise<SettlementResult[]>;
 }
 
 interface FailItem {
@@ -36,31 +43,28 @@ const RETRYABLE = new Set([Status.UNAVAILABLE, Status.DEADLINE_EXCEEDED, Status.
  * server is back.
  */
 export class Settlements {
-  private acks: Pending<AckItem>[] = [];
-  private fails: Pending<FailItem>[] = [];
+  private readonly acks: Queue<AckItem>;
+  private readonly fails: Queue<FailItem>;
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closing = new AbortController();
 
   constructor(
-    private readonly client: WorkerServiceClient,
-    private readonly workerId: string,
+    client: WorkerServiceClient,
+    workerId: string,
     private readonly logger: Logger,
     private readonly options: { coalesceMs: number; maxBatch: number } = { coalesceMs: 1, maxBatch: 200 },
-  ) {}
+  ) {
+    this.acks = { waiting: [], call: (completions) => client.ackBatch({ workerId, completions }).then((r) => r.results) };
+    this.fails = { waiting: [], call: (failures) => client.failBatch({ workerId, failures }).then((r) => r.results) };
+  }
 
   ack(jobId: string, leaseToken: string, result: unknown): Promise<SettlementOutcome> {
-    return new Promise((resolve) => {
-      this.acks.push({ item: { jobId, leaseToken, result }, resolve });
-      this.schedule(this.acks.length);
-    });
+    return this.add(this.acks, { jobId, leaseToken, result });
   }
 
   fail(jobId: string, leaseToken: string, error: JobError): Promise<SettlementOutcome> {
-    return new Promise((resolve) => {
-      this.fails.push({ item: { jobId, leaseToken, error }, resolve });
-      this.schedule(this.fails.length);
-    });
+    return this.add(this.fails, { jobId, leaseToken, error });
   }
 
   /** Sends what waits and resolves when every settlement so far has an answer (or `timeoutMs` passed). */
@@ -80,31 +84,22 @@ export class Settlements {
     this.flush();
   }
 
-  private schedule(queued: number): void {
-    if (queued >= this.options.maxBatch) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs);
+  private add<T>(queue: Queue<T>, item: T): Promise<SettlementOutcome> {
+    return new Promise((resolve) => {
+      queue.waiting.push({ item, resolve });
+      if (queue.waiting.length >= this.options.maxBatch) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs);
+    });
   }
 
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.acks.length > 0) {
-      const batch = this.acks;
-      this.acks = [];
-      this.track(
-        this.send(batch, () =>
-          this.client.ackBatch({ workerId: this.workerId, completions: batch.map(({ item }) => item) }).then((r) => r.results),
-        ),
-      );
-    }
-    if (this.fails.length > 0) {
-      const batch = this.fails;
-      this.fails = [];
-      this.track(
-        this.send(batch, () =>
-          this.client.failBatch({ workerId: this.workerId, failures: batch.map(({ item }) => item) }).then((r) => r.results),
-        ),
-      );
+    for (const queue of [this.acks, this.fails] as Queue<unknown>[]) {
+      if (queue.waiting.length === 0) continue;
+      const batch = queue.waiting;
+      queue.waiting = [];
+      this.track(this.send(batch, () => queue.call(batch.map(({ item }) => item))));
     }
   }
 

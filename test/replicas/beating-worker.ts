@@ -2,7 +2,7 @@ import { WorkerState, type Delivery, type FetchResponse, type SettlementResult }
 import type { StreamReader } from '../support/streams';
 import type { Clients } from '../support/test-server';
 import { TestWorker, type BeatStream } from '../support/test-worker';
-import { Progress } from './waiting';
+import { Progress } from '../support/waiting';
 
 /**
  * What the worker does with a delivery: complete it, fail it (error type

@@ -1,3 +1,4 @@
+import { pause } from '../../lib/pause';
 import { randomUUID } from 'node:crypto';
 import { ClientError, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
@@ -7,7 +8,7 @@ import { RedisServerProcess } from '../../tools/redis-server';
 import { jobSpec } from '../support/jobs';
 import { ReplicaSet } from './replica-set';
 import { ResilientWorker } from './resilient-worker';
-import { eventually, Progress } from './waiting';
+import { eventually, Progress } from '../support/waiting';
 
 /**
  * No accepted job is lost: Enqueue answers only after Redis has the write.
@@ -64,7 +65,6 @@ function chaosSchedule(random: () => number, replicas: number) {
  */
 const RETRY = { maxAttempts: 25, initialInterval: 'PT0.1S', jitter: false };
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('crash safety', () => {
   let redis: RedisServerProcess | undefined;

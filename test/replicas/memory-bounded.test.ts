@@ -4,7 +4,7 @@ import type { Delivery } from '../../gen/ojs/server/v1/worker_service';
 import { enqueue } from '../support/jobs';
 import { BeatingWorker } from './beating-worker';
 import { ReplicaSet } from './replica-set';
-import { eventually } from './waiting';
+import { eventually } from '../support/waiting';
 
 /**
  * Memory stays bounded on Redis: once jobs are finished and past their

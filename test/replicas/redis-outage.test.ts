@@ -10,7 +10,7 @@ import { rpcError } from '../support/rpc-error';
 import { StreamReader } from '../support/streams';
 import { connectTo, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
-import { within } from './waiting';
+import { within } from '../support/waiting';
 
 /**
  * Redis going away is survived: while it is away every RPC answers

@@ -6,7 +6,7 @@ import { RequestStream, StreamReader } from '../support/streams';
 import { TestWorker } from '../support/test-worker';
 import { BeatingWorker, type BeatingWorkerOptions } from './beating-worker';
 import { ReplicaSet, type Replica } from './replica-set';
-import { Progress, within } from './waiting';
+import { Progress, within } from '../support/waiting';
 
 /**
  * Three server processes on one Redis and key prefix: one deployment.

@@ -1,3 +1,4 @@
+import { pause } from '../../lib/pause';
 import { ClientError, Status } from 'nice-grpc';
 import { WorkerState, type BeatRequest, type Delivery } from '../../gen/ojs/server/v1/worker_service';
 import { RequestStream, StreamReader } from '../support/streams';
@@ -8,7 +9,6 @@ const CALL_TIMEOUT_MS = 5_000;
 /** Pause before reconnecting, so that a worker does not spin while every replica is unavailable. */
 const RECONNECT_PAUSE_MS = 50;
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A worker that survives replicas dying under it, as a real one must: it

@@ -4,7 +4,8 @@ import type { JobStore } from '../../src/store/job-store';
 import { freePort } from '../../tools/redis-server';
 import { enqueueOne, getJob } from '../support/jobs';
 import { TestServer } from '../support/test-server';
-import { eventually, WorkerProcess } from '../support/worker-process';
+import { eventuallyHolds } from '../support/waiting';
+import { WorkerProcess } from '../support/worker-process';
 
 /**
  * "Survives the server going away": the server stops under a worker holding
@@ -40,7 +41,7 @@ describe('an SDK worker whose server goes away', () => {
     server = await serve(store);
     await worker.event('done', job.id);
     const clients = server.connect();
-    await eventually(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
     expect((await getJob(clients, job.id)).attempt).toBe(1);
   });
 
@@ -50,13 +51,13 @@ describe('an SDK worker whose server goes away', () => {
     await server.stop();
     server = await serve(new MemoryJobStore());
     const clients = server.connect();
-    await eventually(
+    await eventuallyHolds(
       () => clients.operator.listWorkers({ label: '', queue: '' }),
       (reply) => reply.workers.some((w) => w.workerId === worker!.workerId),
     );
     const job = await enqueueOne(clients, { type: 'test.echo', args: [1] });
     await worker.event('done', job.id);
-    await eventually(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
     expect(worker.count((l) => l['msg'] === 'the server no longer knows this worker; registering again')).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,8 @@ import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
 import type { DeepPartial, Job } from '../../gen/ojs/server/v1/job';
 import { enqueue, enqueueOne, getJob } from '../support/jobs';
 import { TestServer, type Clients } from '../support/test-server';
-import { eventually, WorkerProcess } from '../support/worker-process';
+import { eventuallyHolds } from '../support/waiting';
+import { WorkerProcess } from '../support/worker-process';
 
 /**
  * The SDK worker as users run it: a real process (tools/sdk-test-worker.ts)
@@ -39,7 +40,7 @@ describe('the SDK worker process', () => {
     const { worker, jobs } = await startWorker({ OJS_CONCURRENCY: '3' });
     const stored = await jobs(...Array.from({ length: 9 }, () => ({ type: 'test.sleep', args: [30] })), { type: 'test.echo', args: ['hi', 2] });
     for (const job of stored) await worker.event('done', job.id);
-    await eventually(() => stateOf(stored[9]!.id), (s) => s === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(() => stateOf(stored[9]!.id), (s) => s === JobState.JOB_STATE_COMPLETED);
     expect((await getJob(clients, stored[9]!.id)).result).toEqual({ echoed: ['hi', 2] });
     const peak = Math.max(...worker.lines.filter((l) => l['test'] === 'start').map((l) => Number(l['running'])));
     expect(peak).toBeLessThanOrEqual(3);
@@ -50,7 +51,7 @@ describe('the SDK worker process', () => {
     const { worker, jobs } = await startWorker();
     const [job] = await jobs({ type: 'test.fail', args: ['payment.declined'], retry: { maxAttempts: 1 } });
     await worker.event('threw', job!.id);
-    const failed = await eventually(() => getJob(clients, job!.id), (j) => j.state === JobState.JOB_STATE_DISCARDED);
+    const failed = await eventuallyHolds(() => getJob(clients, job!.id), (j) => j.state === JobState.JOB_STATE_DISCARDED);
     expect(failed.error).toMatchObject({ type: 'payment.declined', message: 'failed on purpose' });
     expect(failed.error!.backtrace.length).toBeGreaterThan(0);
   });
@@ -100,7 +101,7 @@ describe('the SDK worker process', () => {
     const [running] = await jobs({ type: 'test.sleep', args: [200] });
     await worker.event('start', running!.id);
     worker.signal('SIGTSTP');
-    await eventually(() => workerInfo(worker.workerId), (w) => w?.state === WorkerState.WORKER_STATE_QUIET);
+    await eventuallyHolds(() => workerInfo(worker.workerId), (w) => w?.state === WorkerState.WORKER_STATE_QUIET);
     const [held] = await jobs({ type: 'test.echo' });
     await worker.event('done', running!.id);
     expect(await stateOf(held!.id)).toBe(JobState.JOB_STATE_AVAILABLE);
@@ -176,7 +177,7 @@ describe('the SDK worker under the default timings', () => {
     const busy = await enqueue(clients, ...Array.from({ length: 60 }, () => ({ queue: 'busy', type: 'test.sleep', args: [100] })));
     for (const job of [blocking, ...busy]) await worker.event('done', job.id);
     for (const job of [blocking, ...busy]) {
-      const settled = await eventually(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+      const settled = await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
       expect(settled).toMatchObject({ attempt: 1, errors: [] });
     }
     const info = (await clients.operator.listWorkers({ label: '', queue: '' })).workers.find((w) => w.workerId === worker!.workerId);

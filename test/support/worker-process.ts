@@ -35,18 +35,3 @@ export class WorkerProcess extends JsonLinesProcess {
 function matches(line: JsonLine, fields: JsonLine): boolean {
   return Object.entries(fields).every(([key, value]) => line[key] === value);
 }
-
-/**
- * Polls a condition on real calls until it holds; for server-side state that
- * has no event to wait on. Fails with the last value after `timeoutMs`.
- */
-export async function eventually<T>(read: () => Promise<T>, holds: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!holds(value)) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = await read();
-  }
-  return value;
-}

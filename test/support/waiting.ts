@@ -1,3 +1,5 @@
+import { pause } from '../../lib/pause';
+
 /**
  * Waiting on events rather than sleeping. A `Progress` is told when some
  * state may have changed (a message arrived); `until` re-checks its
@@ -44,8 +46,6 @@ export class Progress {
   }
 }
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * For states no stream announces: asks (real RPCs) every `intervalMs` until
  * `check` returns a value, failing after `timeoutMs` with `describe()` of
@@ -86,4 +86,17 @@ export async function within<T>(promise: Promise<T>, timeoutMs: number, descript
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `eventually` for a value read again until `holds` accepts it; fails naming the last value read. */
+export function eventuallyHolds<T>(read: () => Promise<T>, holds: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  let last: T | undefined;
+  return eventually(
+    async () => {
+      last = await read();
+      return holds(last) ? last : undefined;
+    },
+    () => `a condition to hold; last value ${JSON.stringify(last)}`,
+    { timeoutMs, intervalMs: 20 },
+  );
 }
