@@ -85,6 +85,18 @@ describe('the SDK worker process', () => {
     expect(transitions).toEqual(expect.arrayContaining(['running->quiet', 'quiet->terminate', 'terminate->terminated']));
   });
 
+  it('stops gracefully on SIGINT too, beating and logging the remaining count every 5 s while it drains', async () => {
+    const { worker, jobs } = await startWorker({ OJS_SHUTDOWN_GRACE_PERIOD: '6s' });
+    const [job] = await jobs({ type: 'test.sleep', args: [60_000] });
+    await worker.event('start', job!.id);
+    worker.signal('SIGINT');
+    expect(await worker.log('draining')).toMatchObject({ remaining: 1 });
+    // 5 s into the drain, past the server's 3 s heartbeat timeout: only beats that kept coming keep it registered.
+    expect((await workerInfo(worker.workerId))?.state).toBe(WorkerState.WORKER_STATE_TERMINATE);
+    expect(await worker.exitCode()).toBe(0);
+    expect((await getJob(clients, job!.id)).error).toMatchObject({ type: 'shutdown' });
+  });
+
   it('stops at once on a second SIGTERM, failing the running job with shutdown, and exits 1', async () => {
     const { worker, jobs } = await startWorker({ OJS_SHUTDOWN_GRACE_PERIOD: '60s' });
     const [job] = await jobs({ type: 'test.sleep', args: [60_000] });
