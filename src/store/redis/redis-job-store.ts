@@ -26,6 +26,7 @@ import type {
   SettlementOutcome,
   StateChange,
   WorkerSnapshot,
+  WorkerStateFields,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { fromFlatHash, type FlatHash } from './hash-fields';
@@ -276,11 +277,7 @@ export class RedisJobStore implements JobStore {
       params.now,
       params.workerId,
       params.sequence,
-      params.expected.state,
-      params.expected.directive ?? '',
-      params.next.state,
-      params.next.directive ?? '',
-      desiredState(params.next),
+      ...stateChangeArgs(params),
       JSON.stringify(params.activeJobIds),
       ...params.activeJobIds,
     ])) as Reply;
@@ -297,11 +294,7 @@ export class RedisJobStore implements JobStore {
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
     const reply = (await this.call('direct-worker', [
       params.workerId,
-      params.expected.state,
-      params.expected.directive ?? '',
-      params.next.state,
-      params.next.directive ?? '',
-      desiredState(params.next),
+      ...stateChangeArgs(params),
     ])) as string[];
     if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
     return reply[0] as 'applied' | 'conflict';
@@ -441,6 +434,16 @@ export class RedisJobStore implements JobStore {
   private emit(signal: StoreSignal): void {
     for (const listener of this.listeners) listener(signal);
   }
+}
+
+/**
+ * A compare-and-set of a worker's state as record-beat.lua and
+ * direct-worker.lua take it: expected state and directive, then the next
+ * state, directive and desired state ('' for no directive).
+ */
+function stateChangeArgs(change: { expected: WorkerStateFields; next: WorkerStateFields }): ScriptArg[] {
+  const { expected, next } = change;
+  return [expected.state, expected.directive ?? '', next.state, next.directive ?? '', desiredState(next)];
 }
 
 /** A transition as scripts return it: id, type, queue, from, to, attempt, worker, started at ('' for none). */
