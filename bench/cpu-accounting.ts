@@ -8,7 +8,11 @@ export function processCpuMicros(pid: number): number {
 }
 
 /** CPU microseconds per job of this process and of `pids` while `run` handles `jobs` jobs. */
-export async function cpuPerJob<T>(jobs: number, pids: readonly number[], run: () => Promise<T>): Promise<{ result: T; self: number; others: number[] }> {
+export async function cpuPerJob<T>(
+  jobs: number,
+  pids: readonly number[],
+  run: () => Promise<T>,
+): Promise<{ result: T; self: number; others: number[] }> {
   const self = process.cpuUsage();
   const before = pids.map(processCpuMicros);
   const result = await run();

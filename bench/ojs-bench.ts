@@ -18,7 +18,13 @@ const once = (print: (message: string, context: object) => void) => (context: ob
 const logger: Logger = { debug: () => {}, info: () => {}, warn: once(console.warn), error: once(console.error) };
 
 /** SDK workers on `queue` whose handler does nothing but call `onJob`. */
-async function startWorkers(address: string, queue: string, count: number, concurrency: number, onJob: (n: number) => void): Promise<Worker[]> {
+async function startWorkers(
+  address: string,
+  queue: string,
+  count: number,
+  concurrency: number,
+  onJob: (n: number) => void,
+): Promise<Worker[]> {
   const workers = Array.from({ length: count }, () =>
     new Worker({ address, queues: [queue], concurrency, logger }).handle('bench.noop', async ([n]) => {
       onJob(n as number);
@@ -48,7 +54,9 @@ export async function ojsThroughput(address: string, jobs: number, run: string, 
   const producer = new Producer({ address });
   const job = (n: number) => ({ type: 'bench.noop', queue, args: [n] });
   const started = performance.now();
-  await drive(jobs, mode, stamps, (numbers) => (mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!))));
+  await drive(jobs, mode, stamps, (numbers) =>
+    mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!)),
+  );
   await done;
   const rate = jobs / ((performance.now() - started) / 1000);
   await Promise.all(workers.map((worker) => worker.stop()));
@@ -84,7 +92,15 @@ export async function rawLatency(address: string, samples: number, run: string):
   const workers = createClient(WorkerServiceDefinition, channel);
   const workerId = `bench-raw-${run}`;
   const queue = `raw-${run}`;
-  await workers.register({ workerId, hostname: 'bench', pid: process.pid, queues: [queue], concurrency: 4, labels: [], startedAt: new Date() });
+  await workers.register({
+    workerId,
+    hostname: 'bench',
+    pid: process.pid,
+    queues: [queue],
+    concurrency: 4,
+    labels: [],
+    startedAt: new Date(),
+  });
   const abort = new AbortController();
   let arrived: ((delivery: Delivery) => void) | undefined;
   const consuming = (async () => {

@@ -39,20 +39,29 @@ const withServer = <T>(env: Record<string, string>, use: (address: string) => Pr
   withServerProcess(env, (server) => use(server.address));
 
 async function memorySection(): Promise<void> {
-  console.log(`\nOJS, memory store: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} SDK workers x concurrency ${SHAPE.concurrency}`);
+  console.log(
+    `\nOJS, memory store: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} SDK workers x concurrency ${SHAPE.concurrency}`,
+  );
   await withServer({}, async (address) => {
-    for (const { mode, title } of MODES) console.log(`  ${title.padEnd(44)} ${load(await ojsThroughput(address, JOBS, `memory-${mode}`, mode))}`);
+    for (const { mode, title } of MODES)
+      console.log(`  ${title.padEnd(44)} ${load(await ojsThroughput(address, JOBS, `memory-${mode}`, mode))}`);
     console.log(`  ${'enqueue -> handler, idle SDK worker'.padEnd(44)} ${ms(await ojsLatency(address, SAMPLES, 'memory'))}`);
     console.log(`  ${'enqueue -> delivery, idle hand-written worker'.padEnd(44)} ${ms(await rawLatency(address, SAMPLES, 'memory'))}`);
     console.log(`  ${'unary round trip (Health/Check), the floor'.padEnd(44)} ${ms(await unaryRoundTrip(address, SAMPLES))}`);
   });
 }
 
+/** The environment of a server process on the Redis store at `port`. */
+function redisEnv(port: number): Record<string, string> {
+  return { OJS_BACKEND: 'redis', REDIS_URL: `redis://127.0.0.1:${port}` };
+}
+
 async function redisSection(): Promise<void> {
   const redis = await RedisServerProcess.start();
-  const redisEnv = (port: number): Record<string, string> => ({ OJS_BACKEND: 'redis', REDIS_URL: `redis://127.0.0.1:${port}` });
   const bullmq = (require('bullmq/package.json') as { version: string }).version;
-  console.log(`\nRedis store vs BullMQ ${bullmq}, same redis-server: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`);
+  console.log(
+    `\nRedis store vs BullMQ ${bullmq}, same redis-server: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`,
+  );
   try {
     for (const { mode, title } of MODES) {
       resetRedisStats(redis.port);
@@ -76,8 +85,8 @@ async function redisSection(): Promise<void> {
       await rawLatency(address, SAMPLES, 'redis'),
     ]);
     const bullIdle = await bullmqLatency(redis.port, SAMPLES, 'bullmq');
-    console.log(`  enqueue -> handler, idle worker: OJS ${ms(ojsIdle!)}; BullMQ ${ms(bullIdle)}`);
-    console.log(`  enqueue -> delivery, idle hand-written OJS worker: ${ms(ojsRaw!)}`);
+    console.log(`  enqueue -> handler, idle worker: OJS ${ms(ojsIdle)}; BullMQ ${ms(bullIdle)}`);
+    console.log(`  enqueue -> delivery, idle hand-written OJS worker: ${ms(ojsRaw)}`);
 
     // Requests as clients send them (pipelined or scripted), counted on the wire through a proxy.
     const proxy = await CountingRedisProxy.start(redis.port);
@@ -87,7 +96,9 @@ async function redisSection(): Promise<void> {
     await bullmqThroughput(proxy.port, ACCOUNTING_JOBS, 'bullmq-accounting', 'batched');
     const bullRequests = proxy.requests / ACCOUNTING_JOBS;
     proxy.close();
-    console.log(`  Redis round trips per job (batched run, ${ACCOUNTING_JOBS.toLocaleString('en-US')} jobs): OJS ${ojsRequests.toFixed(2)}; BullMQ ${bullRequests.toFixed(2)}`);
+    console.log(
+      `  Redis round trips per job (batched run, ${ACCOUNTING_JOBS.toLocaleString('en-US')} jobs): OJS ${ojsRequests.toFixed(2)}; BullMQ ${bullRequests.toFixed(2)}`,
+    );
   } finally {
     await redis.destroy();
   }

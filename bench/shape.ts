@@ -25,7 +25,12 @@ export interface LoadResult {
  * `SHAPE.batch`, `single` producers each await one job at a time. Each job's
  * start time is written to `stamps`, for the handler to measure its delay.
  */
-export async function drive(jobs: number, mode: LoadMode, stamps: Float64Array, enqueue: (numbers: number[]) => Promise<unknown>): Promise<void> {
+export async function drive(
+  jobs: number,
+  mode: LoadMode,
+  stamps: Float64Array,
+  enqueue: (numbers: number[]) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const producers = mode === 'batched' ? SHAPE.producers : SHAPE.singleProducers;
   const size = mode === 'batched' ? SHAPE.batch : 1;

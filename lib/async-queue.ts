@@ -42,5 +42,4 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       await this.wakeup.wait();
     }
   }
-
 }

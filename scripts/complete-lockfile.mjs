@@ -30,7 +30,8 @@ export function missingOptionalPackages(lock) {
   for (const [path, meta] of Object.entries(packages)) {
     for (const [name, version] of Object.entries(meta.optionalDependencies ?? {})) {
       const nested = path === '' ? `node_modules/${name}` : `${path}/node_modules/${name}`;
-      if (packages[nested] === undefined && packages[`node_modules/${name}`] === undefined) missing.push({ name, version, dev: meta.dev === true });
+      if (packages[nested] === undefined && packages[`node_modules/${name}`] === undefined)
+        missing.push({ name, version, dev: meta.dev === true });
     }
   }
   return missing;
@@ -40,16 +41,24 @@ const lock = JSON.parse(readFileSync(LOCK, 'utf8'));
 const missing = missingOptionalPackages(lock);
 if (process.argv.includes('--check')) {
   if (missing.length > 0) {
-    console.error(`package-lock.json lacks ${missing.length} optional platform packages (${missing[0].name}...): run \`node scripts/complete-lockfile.mjs\` and commit it.`);
+    console.error(
+      `package-lock.json lacks ${missing.length} optional platform packages (${missing[0].name}...): run \`node scripts/complete-lockfile.mjs\` and commit it.`,
+    );
     process.exit(1);
   }
 } else {
   for (const { name, version, dev } of missing) {
     const { os, cpu } = platformOf(name);
-    lock.packages[`node_modules/${name}`] = { version, ...(dev ? { dev: true } : {}), optional: true, ...(os ? { os } : {}), ...(cpu ? { cpu } : {}) };
+    lock.packages[`node_modules/${name}`] = {
+      version,
+      ...(dev ? { dev: true } : {}),
+      optional: true,
+      ...(os ? { os } : {}),
+      ...(cpu ? { cpu } : {}),
+    };
   }
   const [root, ...rest] = Object.entries(lock.packages);
-  lock.packages = Object.fromEntries([root, ...rest.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  lock.packages = Object.fromEntries([root, ...rest.toSorted(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
   writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
   console.log(`recorded ${missing.length} optional platform packages`);
 }

@@ -7,7 +7,10 @@
 import { has, requireDebianPackages } from './debian-packages.mjs';
 
 export function ensureRedis() {
-  requireDebianPackages([['redis-server', () => has('redis-server') && has('redis-cli')]], 'The Redis tests need redis-server and redis-cli');
+  requireDebianPackages(
+    [['redis-server', () => has('redis-server') && has('redis-cli')]],
+    'The Redis tests need redis-server and redis-cli',
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) ensureRedis();

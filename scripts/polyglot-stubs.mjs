@@ -32,7 +32,7 @@ export const goWorkerBinary = join(goWorkerDir, 'build', 'ojs-go-worker');
 const protoFiles = () =>
   readdirSync(join(root, PROTO_DIR))
     .filter((name) => name.endsWith('.proto'))
-    .sort()
+    .toSorted()
     .map((name) => `${PROTO_DIR}/${name}`);
 
 function protoc(args) {
@@ -57,7 +57,12 @@ export function generateGoStubs() {
   const mappings = protoFiles()
     .map((file) => `M${file.slice('proto/'.length)}=${GO_PACKAGE}`)
     .join(',');
-  protoc([`--go_out=${gopathSrc}`, `--go_opt=paths=import,${mappings}`, `--go-grpc_out=${gopathSrc}`, `--go-grpc_opt=paths=import,${mappings}`]);
+  protoc([
+    `--go_out=${gopathSrc}`,
+    `--go_opt=paths=import,${mappings}`,
+    `--go-grpc_out=${gopathSrc}`,
+    `--go-grpc_opt=paths=import,${mappings}`,
+  ]);
 }
 
 /** The environment of an offline GOPATH-mode build: the stubs, then Debian's Go sources. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The whole test suite, as README.md and .ci/run invoke it (`npm test`).
-// It fails if generated code is stale, lint or types fail, or the layering
+// It fails if generated code is stale, types, lint or formatting fail, or the layering
 // rules are broken, then builds (process tests run dist/) and runs jest.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -11,6 +11,8 @@ import { ensureRedis } from './ensure-redis.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
+/** What oxlint checks (package.json "lint" names the same directories). */
+const LINTED = ['src', 'lib', 'sdk', 'test', 'bench', 'tools', 'scripts', 'examples'];
 
 function step(title, command, args) {
   console.log(`\n== ${title}`);
@@ -30,8 +32,12 @@ function checkGeneratedCode() {
   try {
     execFileSync(bin('buf'), ['generate', '--output', fresh], { cwd: root, stdio: 'inherit' });
     execFileSync(bin('buf'), ['build', '-o', join(fresh, 'gen', 'descriptor-set.binpb')], { cwd: root, stdio: 'inherit' });
-    const committed = files(join(root, 'gen')).map((f) => relative(join(root, 'gen'), f)).sort();
-    const generated = files(join(fresh, 'gen')).map((f) => relative(join(fresh, 'gen'), f)).sort();
+    const committed = files(join(root, 'gen'))
+      .map((f) => relative(join(root, 'gen'), f))
+      .toSorted();
+    const generated = files(join(fresh, 'gen'))
+      .map((f) => relative(join(fresh, 'gen'), f))
+      .toSorted();
     const stale = [...new Set([...committed, ...generated])].filter((file) => {
       const a = join(root, 'gen', file);
       const b = join(fresh, 'gen', file);
@@ -50,6 +56,8 @@ step('package-lock.json is complete', process.execPath, [join(root, 'scripts', '
 step('buf lint', bin('buf'), ['lint']);
 checkGeneratedCode();
 step('type check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+step('lint', bin('oxlint'), ['--type-aware', '--deny-warnings', ...LINTED]);
+step('format', bin('prettier'), ['--check', '.']);
 step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'lib', 'sdk']);
 step('build', bin('tsc'), ['-p', 'tsconfig.build.json']);
 console.log('\n== test dependencies');

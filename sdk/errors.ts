@@ -72,5 +72,13 @@ export function toJobError(thrown: unknown): JobError {
 
 /** A failure the SDK reports itself (shutdown, timeout, unknown job type). */
 export function sdkJobError(type: string, message: string): JobError {
-  return { type, message, backtrace: [], code: HandlerCode.HANDLER_CODE_UNSPECIFIED, details: undefined, attempt: 0, occurredAt: undefined };
+  return {
+    type,
+    message,
+    backtrace: [],
+    code: HandlerCode.HANDLER_CODE_UNSPECIFIED,
+    details: undefined,
+    attempt: 0,
+    occurredAt: undefined,
+  };
 }

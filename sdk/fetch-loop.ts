@@ -63,7 +63,10 @@ export class FetchLoop {
       this.call = call;
       let received = false;
       try {
-        for await (const response of this.deps.client.fetch({ workerId: this.deps.workerId, queues: [], maxWait: undefined }, { signal: call.signal })) {
+        for await (const response of this.deps.client.fetch(
+          { workerId: this.deps.workerId, queues: [], maxWait: undefined },
+          { signal: call.signal },
+        )) {
           received = true;
           backoff.reset();
           if (response.deliveries.length > 0) this.deps.onDeliveries(response.deliveries);

@@ -34,7 +34,9 @@ export class RunningJob {
 
   /** Why the handler was told to stop, if it was. */
   get abortReason(): JobAborted | undefined {
-    return this.controller?.signal.aborted === true ? (this.controller.signal.reason as JobAborted) : undefined;
+    const reason: unknown = this.controller?.signal.reason;
+    // abort() is the only way the private controller aborts, always with a JobAborted.
+    return reason instanceof JobAborted ? reason : undefined;
   }
 
   abort(reason: JobAborted): void {
@@ -70,7 +72,8 @@ export class JobRunner {
     // Composed once: middleware is registered before the worker starts.
     this.run = compose(deps.middleware, async (ctx: JobContext) => {
       const handler = deps.handlers.get(ctx.job.type);
-      if (handler === undefined) throw Object.assign(new Error(`no handler registered for job type "${ctx.job.type}"`), { name: 'handler_not_found' });
+      if (handler === undefined)
+        throw Object.assign(new Error(`no handler registered for job type "${ctx.job.type}"`), { name: 'handler_not_found' });
       return handler(ctx.args, ctx);
     });
   }
@@ -158,7 +161,8 @@ export class JobRunner {
   private async settle(running: RunningJob, send: () => Promise<{ ok: boolean; code?: string; message?: string }>): Promise<void> {
     this.release(running);
     const outcome = await send();
-    if (!outcome.ok) this.deps.logger.warn({ jobId: running.id, code: outcome.code, reason: outcome.message }, 'the server refused the settlement');
+    if (!outcome.ok)
+      this.deps.logger.warn({ jobId: running.id, code: outcome.code, reason: outcome.message }, 'the server refused the settlement');
   }
 
   /** Frees the job's slot: it no longer counts as held. */
@@ -182,7 +186,9 @@ class RunningJobContext implements JobContext {
   }
 
   get args(): unknown[] {
-    return this.running.job.args;
+    // ts-proto types google.protobuf.Value as any; the handler sees unknown.
+    const args: unknown[] = this.running.job.args;
+    return args;
   }
 
   get attempt(): number {
@@ -194,7 +200,8 @@ class RunningJobContext implements JobContext {
   }
 
   get lastCheckpoint(): unknown {
-    return this.running.job.lastCheckpoint;
+    const lastCheckpoint: unknown = this.running.job.lastCheckpoint;
+    return lastCheckpoint;
   }
 
   /** A child logger costs a serialization of its bindings: made only for a job that logs. */
@@ -217,7 +224,12 @@ class RunningJobContext implements JobContext {
 
   private async report(fields: { progress?: number; data?: Record<string, unknown>; checkpoint?: unknown }): Promise<void> {
     try {
-      await this.deps.client.reportProgress({ workerId: this.deps.workerId, jobId: this.running.id, leaseToken: this.running.leaseToken, ...fields });
+      await this.deps.client.reportProgress({
+        workerId: this.deps.workerId,
+        jobId: this.running.id,
+        leaseToken: this.running.leaseToken,
+        ...fields,
+      });
     } catch (error) {
       this.logger.warn({ err: error }, 'could not report progress');
     }

@@ -14,5 +14,8 @@ export interface Logger {
  * not be lost.
  */
 export function defaultLogger(name: string): Logger {
-  return pino({ name, level: process.env['OJS_LOG_LEVEL'] ?? 'info', timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
+  return pino(
+    { name, level: process.env['OJS_LOG_LEVEL'] ?? 'info', timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: 1, sync: true }),
+  );
 }

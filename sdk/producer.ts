@@ -41,7 +41,10 @@ export class Producer {
   private readonly retries: number;
 
   constructor(options: ProducerOptions = {}) {
-    this.connection = connect({ address: options.address ?? process.env['OJS_SERVER'] ?? '127.0.0.1:9090', ...(options.credentials ? { credentials: options.credentials } : {}) });
+    this.connection = connect({
+      address: options.address ?? process.env['OJS_SERVER'] ?? '127.0.0.1:9090',
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
     this.maxBatch = options.maxBatch ?? 500;
     this.retries = options.retries ?? 5;
   }
@@ -78,7 +81,7 @@ export class Producer {
     for (const chain of chains) chain.catch(() => {}); // surfaced by the Promise.all below
     // Each job reaches the end of its chain, or its middleware settles without passing it on.
     await Promise.all(chains.map((chain, i) => Promise.race([reached[i]!.promise, chain.then(noop, noop)])));
-    const order = [...passed.keys()].sort((a, b) => a - b);
+    const order = [...passed.keys()].toSorted((a, b) => a - b);
     order.forEach((index, at) => position.set(index, at));
     try {
       stored.resolve(await this.send(order.map((index) => passed.get(index)!)));

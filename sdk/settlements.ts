@@ -32,7 +32,14 @@ interface FailItem {
 }
 
 /** Call failures worth retrying: the server or the network went away, not a refusal. */
-const RETRYABLE = new Set([Status.UNAVAILABLE, Status.DEADLINE_EXCEEDED, Status.CANCELLED, Status.UNKNOWN, Status.INTERNAL, Status.RESOURCE_EXHAUSTED]);
+const RETRYABLE = new Set([
+  Status.UNAVAILABLE,
+  Status.DEADLINE_EXCEEDED,
+  Status.CANCELLED,
+  Status.UNKNOWN,
+  Status.INTERNAL,
+  Status.RESOURCE_EXHAUSTED,
+]);
 
 /**
  * Acks and fails, coalesced: settlements made within `coalesceMs` of each
@@ -70,7 +77,7 @@ export class Settlements {
   /** Sends what waits and resolves when every settlement so far has an answer (or `timeoutMs` passed). */
   async drain(timeoutMs: number): Promise<boolean> {
     this.flush();
-    const settled = Promise.all([...this.inFlight]).then(() => true);
+    const settled = Promise.all(this.inFlight).then(() => true);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     const done = await Promise.race([settled, late]);
@@ -95,12 +102,15 @@ export class Settlements {
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const queue of [this.acks, this.fails] as Queue<unknown>[]) {
-      if (queue.waiting.length === 0) continue;
-      const batch = queue.waiting;
-      queue.waiting = [];
-      this.track(this.send(batch, () => queue.call(batch.map(({ item }) => item))));
-    }
+    this.sendWaiting(this.acks);
+    this.sendWaiting(this.fails);
+  }
+
+  private sendWaiting<T>(queue: Queue<T>): void {
+    if (queue.waiting.length === 0) return;
+    const batch = queue.waiting;
+    queue.waiting = [];
+    this.track(this.send(batch, () => queue.call(batch.map(({ item }) => item))));
   }
 
   private track(sending: Promise<void>): void {

@@ -30,23 +30,30 @@ export interface WorkerOptions {
 /** Every option with its default resolved. */
 export type ResolvedWorkerOptions = Required<Omit<WorkerOptions, 'readinessPort'>> & { readinessPort: number | undefined };
 
+/** A whole number from an environment variable, or undefined when it is unset or empty. */
+function integer(value: string | undefined, setting: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${setting} must be a whole number, got "${value}"`);
+  return n;
+}
+
 export function resolveWorkerOptions(options: WorkerOptions, env: NodeJS.ProcessEnv = process.env): ResolvedWorkerOptions {
-  const integer = (value: string | undefined, setting: string): number | undefined => {
-    if (value === undefined || value === '') return undefined;
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`${setting} must be a whole number, got "${value}"`);
-    return n;
-  };
   const concurrency = options.concurrency ?? integer(env['OJS_CONCURRENCY'], 'OJS_CONCURRENCY') ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`concurrency must be a positive whole number, got ${concurrency}`);
   const grace = env['OJS_SHUTDOWN_GRACE_PERIOD'];
   return {
     address: options.address ?? env['OJS_SERVER'] ?? '127.0.0.1:9090',
-    queues: options.queues ?? env['OJS_QUEUES']?.split(',').map((q) => q.trim()).filter(Boolean) ?? ['default'],
+    queues: options.queues ??
+      env['OJS_QUEUES']
+        ?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean) ?? ['default'],
     concurrency,
     workerId: options.workerId ?? `${hostname()}-${uuidv7()}`,
     labels: options.labels ?? [],
-    shutdownGracePeriodMs: options.shutdownGracePeriodMs ?? (grace === undefined ? 25_000 : durationSetting(grace, 'OJS_SHUTDOWN_GRACE_PERIOD')),
+    shutdownGracePeriodMs:
+      options.shutdownGracePeriodMs ?? (grace === undefined ? 25_000 : durationSetting(grace, 'OJS_SHUTDOWN_GRACE_PERIOD')),
     readinessPort: options.readinessPort ?? integer(env['OJS_READINESS_PORT'], 'OJS_READINESS_PORT'),
     readinessHost: options.readinessHost ?? '0.0.0.0',
     settlementCoalesceMs: options.settlementCoalesceMs ?? 1,

@@ -151,7 +151,10 @@ export class Worker extends EventEmitter {
     const warning = pid1Warning();
     if (warning !== undefined) logger.warn({}, warning);
     const connection = connect({ address: options.address });
-    const settlements = new Settlements(connection.workers, options.workerId, logger, { coalesceMs: options.settlementCoalesceMs, maxBatch: 200 });
+    const settlements = new Settlements(connection.workers, options.workerId, logger, {
+      coalesceMs: options.settlementCoalesceMs,
+      maxBatch: 200,
+    });
     const runner = new JobRunner({
       workerId: options.workerId,
       client: connection.workers,
@@ -186,14 +189,24 @@ export class Worker extends EventEmitter {
       throw error;
     }
     if (options.readinessPort !== undefined) {
-      this.parts.readiness = await ReadinessEndpoint.listen(options.readinessPort, options.readinessHost, () => this.currentPhase === 'running');
+      this.parts.readiness = await ReadinessEndpoint.listen(
+        options.readinessPort,
+        options.readinessHost,
+        () => this.currentPhase === 'running',
+      );
     }
     if (this.stopped !== undefined) return;
     this.setPhase('running');
     beats.start();
     fetches.start();
     logger.info(
-      { workerId: options.workerId, address: options.address, queues: options.queues, concurrency: options.concurrency, readinessPort: this.parts.readiness?.port },
+      {
+        workerId: options.workerId,
+        address: options.address,
+        queues: options.queues,
+        concurrency: options.concurrency,
+        readinessPort: this.parts.readiness?.port,
+      },
       'worker started',
     );
   }
@@ -214,7 +227,7 @@ export class Worker extends EventEmitter {
           startedAt: new Date(Date.now() - process.uptime() * 1000),
         });
         const interval = reply.heartbeatInterval;
-        if (interval !== undefined) this.heartbeatIntervalMs = Number(interval.seconds) * 1000 + Math.round(interval.nanos / 1e6);
+        if (interval !== undefined) this.heartbeatIntervalMs = interval.seconds * 1000 + Math.round(interval.nanos / 1e6);
         return;
       } catch (error) {
         const retryable = error instanceof ClientError && (error.code === Status.UNAVAILABLE || error.code === Status.DEADLINE_EXCEEDED);
@@ -230,7 +243,8 @@ export class Worker extends EventEmitter {
     if (this.registering === undefined) this.options.logger.warn({}, 'the server no longer knows this worker; registering again');
     this.registering ??= this.register(this.parts!.connection, this.stopRequested.signal)
       .catch((error: unknown) => {
-        if (!(error instanceof ClientError && error.code === Status.ALREADY_EXISTS)) this.options.logger.error({ err: error }, 'could not register again');
+        if (!(error instanceof ClientError && error.code === Status.ALREADY_EXISTS))
+          this.options.logger.error({ err: error }, 'could not register again');
       })
       .finally(() => (this.registering = undefined));
     return this.registering;
@@ -243,15 +257,19 @@ export class Worker extends EventEmitter {
       case 'stopping':
       case 'stopped':
         return this.reportsTerminate ? WorkerState.WORKER_STATE_TERMINATE : WorkerState.WORKER_STATE_QUIET;
-      default:
+      case 'created':
+      case 'starting':
+      case 'running':
         return WorkerState.WORKER_STATE_RUNNING;
     }
+    const unknownPhase: never = this.currentPhase;
+    throw new Error(`unknown worker phase: ${String(unknownPhase)}`);
   }
 
   private onBeatMessage(response: BeatResponse, stateIsCurrent: boolean): void {
     const { runner } = this.parts!;
     for (const id of response.cancelledJobIds) runner.interrupt(id, 'cancelled', 'the job was cancelled');
-    for (const id of response.timedOutJobIds) runner.interrupt(id, 'timeout', 'the job\'s execution timeout passed');
+    for (const id of response.timedOutJobIds) runner.interrupt(id, 'timeout', "the job's execution timeout passed");
     for (const id of response.reclaimedJobIds) runner.interrupt(id, 'reclaimed', 'the server took the job back');
     // A message sent before the server saw our latest state change would undo it.
     if (!stateIsCurrent) return;
@@ -268,7 +286,9 @@ export class Worker extends EventEmitter {
           void this.stop();
         }
         return;
-      default:
+      case WorkerState.WORKER_STATE_UNSPECIFIED:
+      case WorkerState.UNRECOGNIZED:
+        // No directive: the worker keeps its state.
         return;
     }
   }
@@ -284,9 +304,10 @@ export class Worker extends EventEmitter {
   private tellServer(): void {
     const parts = this.parts;
     if (parts === undefined) return;
-    void parts.beats.beatNow(SHUTDOWN_CALL_MS).then((answer) => {
+    void (async () => {
+      const answer = await parts.beats.beatNow(SHUTDOWN_CALL_MS);
       if (answer === undefined && this.currentPhase !== 'running') parts.fetches.cancelStream();
-    });
+    })();
   }
 
   private async shutdown(): Promise<void> {
@@ -303,7 +324,10 @@ export class Worker extends EventEmitter {
     }
     const { runner, beats, fetches, settlements } = parts;
     this.setPhase('stopping');
-    logger.info({ activeJobs: runner.active.size, gracePeriodMs: shutdownGracePeriodMs, forced: this.forced.signal.aborted }, 'stopping: no new jobs');
+    logger.info(
+      { activeJobs: runner.active.size, gracePeriodMs: shutdownGracePeriodMs, forced: this.forced.signal.aborted },
+      'stopping: no new jobs',
+    );
     // Phase 1, quiet: the server ends the Fetch stream once it hears it.
     const quietAnswer = await beats.beatNow(SHUTDOWN_CALL_MS);
     if (quietAnswer === undefined) fetches.cancelStream();
@@ -313,11 +337,13 @@ export class Worker extends EventEmitter {
     await this.drain(runner, shutdownGracePeriodMs);
     // Phase 3, stop: fail what is left so that it is retried at once.
     const leftovers = [...runner.active.values()];
-    if (leftovers.length > 0) logger.warn({ jobIds: leftovers.map((j) => j.id) }, 'grace period over: failing the jobs still running with error type shutdown');
+    if (leftovers.length > 0)
+      logger.warn({ jobIds: leftovers.map((j) => j.id) }, 'grace period over: failing the jobs still running with error type shutdown');
     await Promise.all(leftovers.map((job) => runner.giveUp(job, 'shutdown', 'the worker shut down before the job finished')));
     runner.stop();
     await fetches.stop();
-    if (!(await settlements.drain(SHUTDOWN_CALL_MS * 2))) logger.warn({}, 'some acknowledgements could not be delivered; the server will recover those jobs');
+    if (!(await settlements.drain(SHUTDOWN_CALL_MS * 2)))
+      logger.warn({}, 'some acknowledgements could not be delivered; the server will recover those jobs');
     await beats.beatNow(SHUTDOWN_CALL_MS);
     await beats.stop();
     try {
@@ -332,19 +358,17 @@ export class Worker extends EventEmitter {
   /** Waits for running jobs to finish, the grace period to end, or a forced stop; logs progress every 5 s. */
   private async drain(runner: JobRunner, gracePeriodMs: number): Promise<void> {
     if (runner.active.size === 0 || this.forced.signal.aborted) return;
-    let isOver = false;
     let timer: NodeJS.Timeout | undefined;
-    const over = new Promise<void>((resolve) => {
-      const end = (): void => {
-        isOver = true;
-        resolve();
-      };
+    const over = new Promise<'over'>((resolve) => {
+      const end = (): void => resolve('over');
       timer = setTimeout(end, gracePeriodMs);
       this.forced.signal.addEventListener('abort', end, { once: true });
     });
     const log = setInterval(() => this.options.logger.info({ remaining: runner.active.size }, 'draining'), DRAIN_LOG_MS);
     try {
-      while (runner.active.size > 0 && !isOver) await Promise.race([runner.released.wait(), over]);
+      while (runner.active.size > 0) {
+        if ((await Promise.race([runner.released.wait(), over])) === 'over') break;
+      }
     } finally {
       clearTimeout(timer);
       clearInterval(log);

@@ -9,6 +9,7 @@ import { MemoryJobStore } from './store/memory/memory-job-store';
 import { systemEntropy } from './system-entropy';
 import { startTelemetry } from './telemetry/start-telemetry';
 
+// oxlint-disable-next-line typescript/no-unsafe-type-assertion -- require() returns any; package.json always has a string version
 const SERVER_VERSION: string = (require('../../package.json') as { version: string }).version;
 
 /**

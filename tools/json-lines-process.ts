@@ -60,7 +60,8 @@ export class JsonLinesProcess {
       const check = (): void => {
         const found = this.lines.find(matches);
         if (found !== undefined) finish(() => resolve(found));
-        else if (!this.isRunning) finish(() => reject(this.failure(`exited with ${this.child.exitCode ?? this.child.signalCode} before printing ${what}`)));
+        else if (!this.isRunning)
+          finish(() => reject(this.failure(`exited with ${this.child.exitCode ?? this.child.signalCode} before printing ${what}`)));
       };
       const timer = setTimeout(() => finish(() => reject(this.failure(`did not print ${what} within ${timeoutMs} ms`))), timeoutMs);
       const finish = (settle: () => void): void => {
@@ -107,7 +108,8 @@ export class JsonLinesProcess {
   }
 
   private notify(): void {
-    for (const listener of [...this.listeners]) listener();
+    // A copy: listeners remove themselves as they run.
+    for (const listener of Array.from(this.listeners)) listener();
   }
 
   private failure(what: string): Error {

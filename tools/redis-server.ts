@@ -111,7 +111,7 @@ export class RedisServerProcess {
     await new Promise<void>((resolve, reject) => {
       let output = '';
       child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}: ${output}`)));
-      child.stdout!.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes('Ready to accept connections')) resolve();
       });

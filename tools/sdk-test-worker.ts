@@ -19,7 +19,7 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     const timer = setTimeout(resolve, ms);
     signal.addEventListener('abort', () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
     });
   });
 
@@ -51,7 +51,7 @@ worker
     return 'finished';
   })
   .handle('test.fail', async ([type]) => {
-    throw new JobFailure('failed on purpose', { type: String(type ?? 'test.failure') });
+    throw new JobFailure('failed on purpose', { type: typeof type === 'string' ? type : 'test.failure' });
   })
   .handle('test.block', async ([ms]) => {
     // Blocks the event loop, as a CPU-bound handler would.

@@ -29,12 +29,19 @@ export class ServerProcess extends JsonLinesProcess {
     /** Sees the process as soon as it is spawned, before it listens. */
     onSpawn?: (server: ServerProcess) => void,
   ): Promise<ServerProcess> {
-    const server = new ServerProcess('the server', process.execPath, [join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args], {
-      env: { ...process.env, OJS_LOG_LEVEL: 'info', ...env },
-    });
+    const server = new ServerProcess(
+      'the server',
+      process.execPath,
+      [join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args],
+      {
+        env: { ...process.env, OJS_LOG_LEVEL: 'info', ...env },
+      },
+    );
     onSpawn?.(server);
     try {
-      server.listeningOn = (await server.waitForLog((line) => line.msg === 'ojs server listening', 'that it listens', timeoutMs))['port'] as number;
+      server.listeningOn = (await server.waitForLog((line) => line.msg === 'ojs server listening', 'that it listens', timeoutMs))[
+        'port'
+      ] as number;
     } catch (error) {
       await server.kill();
       throw error;
@@ -56,7 +63,11 @@ export class ServerProcess extends JsonLinesProcess {
 
   /** The first log line (already logged, or still to come) that matches; bounded by `timeoutMs`. */
   waitForLog(predicate: (line: LogLine) => boolean, description: string, timeoutMs = 10_000): Promise<LogLine> {
-    return this.waitFor((line) => typeof line['msg'] === 'string' && predicate(line as LogLine), description, timeoutMs) as Promise<LogLine>;
+    return this.waitFor(
+      (line) => typeof line['msg'] === 'string' && predicate(line as LogLine),
+      description,
+      timeoutMs,
+    ) as Promise<LogLine>;
   }
 
   /** Sends a signal (SIGKILL simulates a crash) and resolves with the exit code. */

@@ -19,7 +19,7 @@ export function runInThread(n: number, signal: AbortSignal): Promise<number> {
     );
     const abort = (): void => {
       void thread.terminate();
-      reject(signal.reason);
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted', { cause: signal.reason }));
     };
     signal.addEventListener('abort', abort, { once: true });
     thread.once('message', (value: number) => {

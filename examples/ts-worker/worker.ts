@@ -54,4 +54,4 @@ worker.handle('report.build', async ([rows], ctx) => {
 // beats and other jobs, and aborting the job terminates the thread.
 worker.handle('math.fibonacci', async ([n], ctx) => runInThread(Number(n), ctx.signal));
 
-worker.run().then((code) => process.exit(code));
+void worker.run().then((code) => process.exit(code));

@@ -23,7 +23,8 @@ export class EventFeed {
   /** Calls `listener` with every event `filter` passes; returns the unsubscribe. */
   watch(filter: EventFilter, listener: (event: JobEvent) => void): () => void {
     const passes = (event: JobEvent): boolean =>
-      (filter.types.length === 0 || filter.types.includes(event.type)) && (filter.queues.length === 0 || filter.queues.includes(event.queue));
+      (filter.types.length === 0 || filter.types.includes(event.type)) &&
+      (filter.queues.length === 0 || filter.queues.includes(event.queue));
     const filtered = (event: JobEvent): void => {
       if (passes(event)) listener(event);
     };

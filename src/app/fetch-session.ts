@@ -1,13 +1,7 @@
 import { Wakeup } from '../../lib/wakeup';
 
 /** Why a Fetch stream ended. `server_shutdown` ends it with UNAVAILABLE; the rest end it cleanly. */
-export type FetchEndReason =
-  | 'client_cancelled'
-  | 'max_wait'
-  | 'not_running'
-  | 'worker_removed'
-  | 'replaced'
-  | 'server_shutdown';
+export type FetchEndReason = 'client_cancelled' | 'max_wait' | 'not_running' | 'worker_removed' | 'replaced' | 'server_shutdown';
 
 /** What the delivery loop should do next. */
 export type FetchStep = 'claim' | 'keepalive' | 'end';
@@ -79,5 +73,4 @@ export class FetchSession {
       await this.wakeup.wait();
     }
   }
-
 }

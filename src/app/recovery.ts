@@ -97,9 +97,15 @@ export class Recovery {
     ctx.telemetry.jobTransitions(transitions);
     if (transitions.length > 0) {
       const causes = Object.fromEntries(recorded.map(({ job, error }) => [job.id, error.type]));
-      ctx.logger.warn({ reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: causes[t.jobId], to: t.to })) }, 'reclaimed jobs whose lease lapsed');
+      ctx.logger.warn(
+        { reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: causes[t.jobId], to: t.to })) },
+        'reclaimed jobs whose lease lapsed',
+      );
       // A worker still running a reclaimed job should stop it: its answer will be refused.
-      await this.tellWorkersToStop('jobsReclaimed', transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])));
+      await this.tellWorkersToStop(
+        'jobsReclaimed',
+        transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])),
+      );
     }
     await this.events.emit(recorded, transitions);
     return released + transitions.length;
@@ -146,24 +152,30 @@ export class Recovery {
     const recorded = held.flatMap((job) =>
       job?.lease === undefined
         ? []
-        : [{ job, leaseToken: job.lease.token, outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }) }],
+        : [
+            {
+              job,
+              leaseToken: job.lease.token,
+              outcome: decideFailure(job, report, { now, random: () => ctx.entropy.random(), requeueAtOnce: true }),
+            },
+          ],
     );
-    const outcome = await ctx.store.removeWorker({
+    const removal = await ctx.store.removeWorker({
       workerId: worker.workerId,
       ...(reason === 'dead' ? { ifLastBeatAt: worker.lastBeatAt } : {}),
       recoveries: recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome })),
       now,
     });
-    if (!outcome.removed) return false;
-    ctx.telemetry.jobTransitions(outcome.transitions);
+    if (!removal.removed) return false;
+    ctx.telemetry.jobTransitions(removal.transitions);
     ctx.telemetry.workerTransition({ workerId: worker.workerId, from: worker.state, to: 'terminated', reason });
-    const log = { workerId: worker.workerId, recoveredJobIds: outcome.transitions.map((t) => t.jobId) };
+    const log = { workerId: worker.workerId, recoveredJobIds: removal.transitions.map((t) => t.jobId) };
     if (reason === 'dead') ctx.logger.warn(log, 'worker declared dead; its jobs were recovered');
     else ctx.logger.info(log, 'worker deregistered');
     // A retry that could not finish within the total timeout is discarded as total_timeout (timeouts.md 9.1).
     await this.events.emit(
       recorded.map(({ job, outcome }) => ({ job, error: outcome.error, workerId: worker.workerId })),
-      outcome.transitions,
+      removal.transitions,
     );
     return true;
   }
@@ -187,13 +199,19 @@ export class Recovery {
     });
     this.ctx.telemetry.jobTransitions(released);
     if (released.length > 0) {
-      this.ctx.logger.warn({ jobIds: released.map((t) => t.jobId) }, 'requeued deliveries that their live worker never confirmed receiving');
+      this.ctx.logger.warn(
+        { jobIds: released.map((t) => t.jobId) },
+        'requeued deliveries that their live worker never confirmed receiving',
+      );
     }
     return released.length;
   }
 
   /** Publishes, per worker, the jobs it should stop (pushed on its Beat stream by whichever replica holds it). */
-  private async tellWorkersToStop(kind: 'jobsTimedOut' | 'jobsReclaimed', jobs: readonly { jobId: string; workerId: string }[]): Promise<void> {
+  private async tellWorkersToStop(
+    kind: 'jobsTimedOut' | 'jobsReclaimed',
+    jobs: readonly { jobId: string; workerId: string }[],
+  ): Promise<void> {
     const byWorker = new Map<string, string[]>();
     for (const { jobId, workerId } of jobs) byWorker.set(workerId, [...(byWorker.get(workerId) ?? []), jobId]);
     for (const [workerId, jobIds] of byWorker) await this.ctx.store.publish({ kind, workerId, jobIds });

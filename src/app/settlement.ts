@@ -69,7 +69,12 @@ export class Settlement {
         outcomes[decided[i]!.index] = outcome;
       });
     }
-    const all = outcomes as SettlementOutcome[];
+    const all = failures.map((failure, index) => {
+      const outcome = outcomes[index];
+      // Each item got an outcome above: a refusal, or the store's answer to its decision.
+      if (outcome === undefined) throw new Error(`no settlement outcome for job ${failure.jobId}`);
+      return outcome;
+    });
     this.record(all);
     // A worker-side timeout, or a retry that could not end within the total timeout (timeouts.md 9.1).
     await this.events.emit(
@@ -84,7 +89,12 @@ export class Settlement {
    * counts as a beat for the job. Updates for jobs the worker does not hold
    * are ignored, not refused.
    */
-  async reportProgress(workerId: string, jobId: string, leaseToken: string, update: ProgressUpdate): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
+  async reportProgress(
+    workerId: string,
+    jobId: string,
+    leaseToken: string,
+    update: ProgressUpdate,
+  ): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
     requireField('worker_id', workerId);
     requireField('job_id', jobId);
     const checked = checkProgressUpdate(update);

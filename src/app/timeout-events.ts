@@ -30,9 +30,9 @@ export class TimeoutEvents {
       this.ctx.logger.info({ event }, event.type);
       try {
         await this.ctx.store.publish({ kind: 'event', event });
-      } catch (error) {
+      } catch (publishError) {
         // The change is made; a watcher missing the event is the lesser harm than failing the call.
-        this.ctx.logger.warn({ err: error, event }, 'could not publish a job event');
+        this.ctx.logger.warn({ err: publishError, event }, 'could not publish a job event');
       }
     }
   }

@@ -1,5 +1,12 @@
 import { OjsError, workerNotFound, type FieldViolation } from '../domain/errors';
-import { afterDirective, afterReport, normalizeRegistration, type Worker, type WorkerRegistration, type WorkerState } from '../domain/worker';
+import {
+  afterDirective,
+  afterReport,
+  normalizeRegistration,
+  type Worker,
+  type WorkerRegistration,
+  type WorkerState,
+} from '../domain/worker';
 import type { BeatOutcome, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
 import type { Recovery } from './recovery';

@@ -112,7 +112,7 @@ export class WorkerStreams {
 
   /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
   endAll(reason: FetchEndReason): void {
-    for (const session of [...this.sessions.values()]) session.end(reason);
+    for (const session of this.sessions.values()) session.end(reason);
   }
 
   stop(): void {

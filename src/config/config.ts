@@ -66,7 +66,7 @@ export const SETTINGS = {
     env: 'OJS_JOB_GRACE_PERIOD',
     flag: 'job-grace-period',
     defaultValue: '30s',
-    description: 'default time from a job\'s soft timeout to its reclaim (0s: none)',
+    description: "default time from a job's soft timeout to its reclaim (0s: none)",
   },
   jobHeartbeatTimeout: {
     env: 'OJS_JOB_HEARTBEAT_TIMEOUT',
@@ -138,8 +138,15 @@ export class ConfigError extends Error {
 
 /** Usage text listing every setting, for --help and the README. */
 export function usage(): string {
-  const rows = Object.values(SETTINGS).map((s) => `  --${s.flag.padEnd(21)} ${s.env.padEnd(25)} ${s.defaultValue.padEnd(23)} ${s.description}`);
-  return ['Usage: node dist/src/main.js [flags]', '', '  flag                    environment variable      default                 meaning', ...rows].join('\n');
+  const rows = Object.values(SETTINGS).map(
+    (s) => `  --${s.flag.padEnd(21)} ${s.env.padEnd(25)} ${s.defaultValue.padEnd(23)} ${s.description}`,
+  );
+  return [
+    'Usage: node dist/src/main.js [flags]',
+    '',
+    '  flag                    environment variable      default                 meaning',
+    ...rows,
+  ].join('\n');
 }
 
 /**
@@ -152,12 +159,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
   const problems: string[] = [];
   const raw = (name: SettingName): string => {
     const setting: Setting = SETTINGS[name];
-    return (values[setting.flag] as string | undefined) ?? env[setting.env] ?? setting.defaultValue;
+    return values[setting.flag] ?? env[setting.env] ?? setting.defaultValue;
   };
   const describe = (name: SettingName): string => `${SETTINGS[name].env} (--${SETTINGS[name].flag})`;
-  const duration = (name: SettingName, options: { zeroAllowed?: boolean } = {}): number => {
+  const duration = (name: SettingName, { zeroAllowed = false }: { zeroAllowed?: boolean } = {}): number => {
     const ms = parseDuration(raw(name));
-    if (ms === undefined || ms < 0 || (ms === 0 && options.zeroAllowed !== true)) {
+    if (ms === undefined || ms < 0 || (ms === 0 && !zeroAllowed)) {
       problems.push(`${describe(name)} must be a positive duration such as "5s" or "250ms", got "${raw(name)}"`);
       return 1;
     }
@@ -182,12 +189,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     );
   }
   const backendKind = raw('backend');
-  if (backendKind !== 'memory' && backendKind !== 'redis') problems.push(`${describe('backend')} must be memory or redis, got "${backendKind}"`);
+  if (backendKind !== 'memory' && backendKind !== 'redis')
+    problems.push(`${describe('backend')} must be memory or redis, got "${backendKind}"`);
   const prefix = raw('redisPrefix');
   if (!/\{[^{}]+\}/.test(prefix)) problems.push(`${describe('redisPrefix')} must contain a {hash tag}, got "${prefix}"`);
   const backend: BackendConfig = backendKind === 'redis' ? { kind: 'redis', url: raw('redisUrl'), prefix } : { kind: 'memory' };
   const maxJobs = Number(raw('retentionMaxJobs'));
-  if (!Number.isInteger(maxJobs) || maxJobs < 0) problems.push(`${describe('retentionMaxJobs')} must be a whole number, got "${raw('retentionMaxJobs')}"`);
+  if (!Number.isInteger(maxJobs) || maxJobs < 0)
+    problems.push(`${describe('retentionMaxJobs')} must be a whole number, got "${raw('retentionMaxJobs')}"`);
   const retention: RetentionPolicy = {
     completedMs: duration('retentionCompleted'),
     cancelledMs: duration('retentionCancelled'),

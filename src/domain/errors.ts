@@ -3,13 +3,7 @@
  * transport maps each to exactly one gRPC status, in one table.
  */
 export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_payload'
-  | 'not_found'
-  | 'duplicate'
-  | 'invalid_state'
-  | 'unavailable'
-  | 'backend_error';
+  'invalid_request' | 'invalid_payload' | 'not_found' | 'duplicate' | 'invalid_state' | 'unavailable' | 'backend_error';
 
 /** One field that failed validation, named by its path in the request. */
 export interface FieldViolation {

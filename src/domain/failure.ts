@@ -8,9 +8,7 @@ import { retryFitsTotalTimeout, timeoutReport } from './timeouts';
  * that the attempt is still the one the decision was made for, and applies it.
  */
 export type FailureOutcome = { error: JobError; errors: JobError[] } & (
-  | { state: 'retryable'; nextRetryAt: number }
-  | { state: 'available' }
-  | { state: 'discarded'; deadLetter: boolean }
+  { state: 'retryable'; nextRetryAt: number } | { state: 'available' } | { state: 'discarded'; deadLetter: boolean }
 );
 
 export interface FailureContext {
@@ -43,7 +41,9 @@ export function decideFailure(job: Job, report: FailureReport, context: FailureC
       return discard(false);
     case 'dead_letter':
       return discard(true);
-    default:
+    case 'retry':
+    case undefined:
+      // The retry policy decides.
       break;
   }
   const exhausted = policy.onExhaustion === 'dead_letter';

@@ -9,13 +9,16 @@ const PATTERN =
 
 const MS_PER = { week: 604_800_000, day: 86_400_000, hour: 3_600_000, minute: 60_000, second: 1_000 };
 
+/** Milliseconds in one captured component of a duration (absent: 0). */
+function part(value: string | undefined, unitMs: number): number {
+  return value === undefined ? 0 : Number(value) * unitMs;
+}
+
 /** Milliseconds in `text`, or undefined when it is not a supported ISO 8601 duration. */
 export function parseIsoDuration(text: string): number | undefined {
   const match = PATTERN.exec(text);
   if (match === null) return undefined;
   const [, weeks, days, hours, minutes, seconds] = match;
-  const part = (value: string | undefined, unitMs: number): number =>
-    value === undefined ? 0 : Number(value) * unitMs;
   const total =
     part(weeks, MS_PER.week) +
     part(days, MS_PER.day) +

@@ -26,6 +26,11 @@ const EVENT_OF_ERROR: Readonly<Record<string, { type: JobEventType; kind: Timeou
   total_timeout: { type: 'job.total_timeout', kind: 'total' },
 };
 
+/** The seconds an error detail records, or else the fallback rounded to whole seconds. */
+function seconds(value: unknown, fallbackMs: number): number {
+  return typeof value === 'number' ? value : Math.round(fallbackMs / 1000);
+}
+
 /**
  * The event that recording `error` on `job` stands for, or undefined when the
  * error is not a timeout. A timeout the server detected carries its limit
@@ -36,7 +41,6 @@ export function timeoutEvent(job: Job, error: JobError, workerId: string | undef
   const known = EVENT_OF_ERROR[error.type];
   if (known === undefined) return undefined;
   const details = error.details ?? {};
-  const seconds = (value: unknown, fallbackMs: number): number => (typeof value === 'number' ? value : Math.round(fallbackMs / 1000));
   const limits: Record<TimeoutKind, number> = {
     execution: job.timeoutMs,
     stalled: job.heartbeatTimeoutMs,

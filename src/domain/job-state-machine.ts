@@ -1,5 +1,5 @@
 import { invalidTransition } from './errors';
-import type { JobState } from './job';
+import { JOB_STATES, type JobState } from './job';
 
 /**
  * Every allowed job transition (ojs-core section 6.3), plus the discards that
@@ -29,7 +29,7 @@ export function isTerminal(state: JobState): boolean {
 
 /** The states from which a job may move to `to`. */
 export function statesLeadingTo(to: JobState): JobState[] {
-  return (Object.keys(NEXT_STATES) as JobState[]).filter((from) => NEXT_STATES[from].includes(to));
+  return JOB_STATES.filter((from) => NEXT_STATES[from].includes(to));
 }
 
 export function canTransition(from: JobState, to: JobState): boolean {

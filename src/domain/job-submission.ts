@@ -1,6 +1,6 @@
 import { invalidPayload, type FieldViolation } from './errors';
 import type { Job } from './job';
-import { jsonProblem, type JsonObject, type JsonValue } from './json';
+import { isJsonObject, isJsonValue, jsonProblem, type JsonObject, type JsonValue } from './json';
 import { resolveRetryPolicy, type RetryPolicyInput } from './retry-policy';
 
 /**
@@ -92,12 +92,7 @@ function optionalSecondsToMs(seconds: number | undefined, field: string, violati
  * (scheduled, available or pending). Every violation is collected, with
  * field names under `path`, so that one answer lists everything to fix.
  */
-export function buildJob(
-  submission: JobSubmission,
-  creation: JobCreation,
-  path: string,
-  violations: FieldViolation[],
-): Job {
+export function buildJob(submission: JobSubmission, creation: JobCreation, path: string, violations: FieldViolation[]): Job {
   const field = (name: string): string => `${path}.${name}`;
   const bad = (name: string, description: string): void => {
     violations.push({ field: field(name), description });
@@ -115,14 +110,19 @@ export function buildJob(
   const queueIssue = queueNameProblem(queue);
   if (queueIssue !== undefined) bad('queue', queueIssue);
 
+  // Invalid values are reported and left out: a job with violations is never stored.
+  const args: JsonValue[] = [];
   submission.args.forEach((arg, i) => {
-    const problem = jsonProblem(arg, 1);
-    if (problem !== undefined) bad(`args[${i}]`, problem);
+    if (isJsonValue(arg, 1)) args.push(arg);
+    else bad(`args[${i}]`, jsonProblem(arg, 1)!);
   });
-  const meta = submission.meta ?? {};
-  const metaIssue = jsonProblem(meta);
-  if (metaIssue !== undefined) bad('meta', metaIssue);
-  else if (Object.keys(meta).length > 0 && JSON.stringify(meta).length > META_MAX_BYTES) bad('meta', 'must be at most 64 KB as JSON');
+  const submittedMeta = submission.meta ?? {};
+  let meta: JsonObject = {};
+  if (!isJsonObject(submittedMeta)) bad('meta', jsonProblem(submittedMeta)!);
+  else {
+    meta = submittedMeta;
+    if (Object.keys(meta).length > 0 && JSON.stringify(meta).length > META_MAX_BYTES) bad('meta', 'must be at most 64 KB as JSON');
+  }
 
   const priority = submission.priority ?? 0;
   if (!Number.isInteger(priority) || priority < PRIORITY_MIN || priority > PRIORITY_MAX) {
@@ -137,13 +137,19 @@ export function buildJob(
   );
   const retry = resolveRetryPolicy(submission.retry, field('retry'), violations);
   // timeouts.md section 6: every limit positive, the total not below one attempt, the grace possibly 0.
-  const heartbeatTimeoutMs = secondsToMs(submission.heartbeatTimeoutSeconds, creation.defaults.heartbeatTimeoutMs, field('heartbeat_timeout'), violations);
+  const heartbeatTimeoutMs = secondsToMs(
+    submission.heartbeatTimeoutSeconds,
+    creation.defaults.heartbeatTimeoutMs,
+    field('heartbeat_timeout'),
+    violations,
+  );
   const totalTimeoutMs = optionalSecondsToMs(submission.totalTimeoutSeconds, field('total_timeout'), violations);
   const enqueueTtlMs = optionalSecondsToMs(submission.enqueueTtlSeconds, field('enqueue_ttl'), violations);
   if (totalTimeoutMs !== undefined && totalTimeoutMs < timeoutMs) bad('total_timeout', 'must not be shorter than timeout');
   let gracePeriodMs = creation.defaults.gracePeriodMs;
   if (submission.gracePeriodSeconds !== undefined) {
-    if (!Number.isInteger(submission.gracePeriodSeconds) || submission.gracePeriodSeconds < 0) bad('grace_period', 'must be a whole number of seconds, 0 or more');
+    if (!Number.isInteger(submission.gracePeriodSeconds) || submission.gracePeriodSeconds < 0)
+      bad('grace_period', 'must be a whole number of seconds, 0 or more');
     else gracePeriodMs = submission.gracePeriodSeconds * 1000;
   }
 
@@ -154,8 +160,8 @@ export function buildJob(
     id,
     type: submission.type,
     queue,
-    args: submission.args as JsonValue[],
-    meta: meta as JsonObject,
+    args,
+    meta,
     priority,
     timeoutMs,
     gracePeriodMs,

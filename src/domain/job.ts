@@ -2,20 +2,12 @@ import type { JsonObject, JsonValue } from './json';
 import type { RetryPolicy } from './retry-policy';
 
 /** The 8 lifecycle states of ojs-core section 6. */
-export const JOB_STATES = [
-  'scheduled',
-  'available',
-  'pending',
-  'active',
-  'completed',
-  'retryable',
-  'cancelled',
-  'discarded',
-] as const;
+export const JOB_STATES = ['scheduled', 'available', 'pending', 'active', 'completed', 'retryable', 'cancelled', 'discarded'] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** The states a job never leaves on its own (only RetryJob revives a discarded one). */
-export type TerminalState = Extract<JobState, 'completed' | 'cancelled' | 'discarded'>;
+export const TERMINAL_STATES = ['completed', 'cancelled', 'discarded'] as const satisfies readonly JobState[];
+export type TerminalState = (typeof TERMINAL_STATES)[number];
 
 /** Handler verdicts that override the retry policy (ojs-retry section 7). */
 export type HandlerCode = 'retry' | 'discard' | 'dead_letter' | 'fail';

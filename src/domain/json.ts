@@ -8,6 +8,16 @@ export interface JsonObject {
 /** Deepest nesting accepted in args, meta and results. */
 export const MAX_JSON_DEPTH = 64;
 
+/** Whether `value` is JSON-native: the type guard form of {@link jsonProblem}. */
+export function isJsonValue(value: unknown, depth = 0): value is JsonValue {
+  return jsonProblem(value, depth) === undefined;
+}
+
+/** Whether an object is JSON-native throughout: the type guard form of {@link jsonProblem}. */
+export function isJsonObject(value: Readonly<Record<string, unknown>>): value is JsonObject {
+  return jsonProblem(value) === undefined;
+}
+
 /**
  * Returns a description of why `value` is not JSON-native, or undefined when
  * it is. Non-finite numbers are refused because JSON cannot carry them and
@@ -30,6 +40,11 @@ export function jsonProblem(value: unknown, depth = 0): string | undefined {
       }
       return undefined;
     }
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+    // No other typeof results exist; the default tells the compiler every path returns.
     default:
       return 'value has no JSON-native kind';
   }

@@ -21,7 +21,8 @@ export function checkProgressUpdate(update: ProgressUpdate): ProgressUpdate {
   if (update.progress === undefined && update.data === undefined && update.checkpoint === undefined) {
     violations.push({ field: 'progress', description: 'at least one of progress, data and checkpoint is required' });
   }
-  if (update.progress !== undefined && !Number.isFinite(update.progress)) violations.push({ field: 'progress', description: 'must be a number' });
+  if (update.progress !== undefined && !Number.isFinite(update.progress))
+    violations.push({ field: 'progress', description: 'must be a number' });
   if (update.data !== undefined && jsonBytes(update.data) > PROGRESS_DATA_MAX_BYTES) {
     violations.push({ field: 'data', description: `must be at most ${PROGRESS_DATA_MAX_BYTES} bytes as JSON` });
   }

@@ -41,11 +41,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
  * Merges a partial policy with the defaults (ojs-retry section 8.1) and
  * validates the result (section 11). Violations name fields under `path`.
  */
-export function resolveRetryPolicy(
-  input: RetryPolicyInput | undefined,
-  path: string,
-  violations: FieldViolation[],
-): RetryPolicy {
+export function resolveRetryPolicy(input: RetryPolicyInput | undefined, path: string, violations: FieldViolation[]): RetryPolicy {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, nonRetryableErrors: [] };
   if (input === undefined) return policy;
   const bad = (field: string, description: string): void => {
@@ -126,7 +122,5 @@ export function backoffDelayMs(policy: RetryPolicy, attempt: number, random: () 
 
 /** Exact match, or prefix match for entries ending in ".*" (ojs-retry section 6.2). */
 export function isNonRetryable(policy: RetryPolicy, errorType: string): boolean {
-  return policy.nonRetryableErrors.some((entry) =>
-    entry.endsWith('.*') ? errorType.startsWith(entry.slice(0, -1)) : entry === errorType,
-  );
+  return policy.nonRetryableErrors.some((entry) => (entry.endsWith('.*') ? errorType.startsWith(entry.slice(0, -1)) : entry === errorType));
 }

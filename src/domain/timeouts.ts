@@ -19,7 +19,11 @@ export type TimeoutKind = 'execution' | 'total' | 'enqueue_ttl' | 'stalled';
  */
 export function leaseExpiry(job: Job, renewedAt: number, isConfirmed: boolean, confirmWithinMs: number): number {
   const visibility = isConfirmed ? job.visibilityTimeoutMs : Math.min(job.visibilityTimeoutMs, confirmWithinMs);
-  let at = Math.min(renewedAt + visibility, renewedAt + job.heartbeatTimeoutMs, (job.startedAt ?? renewedAt) + job.timeoutMs + job.gracePeriodMs);
+  let at = Math.min(
+    renewedAt + visibility,
+    renewedAt + job.heartbeatTimeoutMs,
+    (job.startedAt ?? renewedAt) + job.timeoutMs + job.gracePeriodMs,
+  );
   if (job.totalTimeoutMs !== undefined) at = Math.min(at, job.createdAt + job.totalTimeoutMs);
   return at;
 }
@@ -101,6 +105,8 @@ export function activeExpiryReport(job: Job, cause: Exclude<ActiveExpiry, 'uncon
     case 'visibility_timeout':
       return { type: 'visibility_timeout', message: `visibility timeout of ${Math.round(job.visibilityTimeoutMs / 1000)} s expired` };
   }
+  const unknownCause: never = cause;
+  throw new Error(`unknown lease expiry cause: ${String(unknownCause)}`);
 }
 
 /**

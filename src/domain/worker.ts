@@ -62,15 +62,10 @@ export function desiredState(worker: Pick<Worker, 'state' | 'directive'>): Worke
  * terminate, and a directive is dropped once the worker reports it (or once
  * it can no longer be reached).
  */
-export function afterReport(
-  worker: Pick<Worker, 'state' | 'directive'>,
-  reported: WorkerState,
-): Pick<Worker, 'state' | 'directive'> {
+export function afterReport(worker: Pick<Worker, 'state' | 'directive'>, reported: WorkerState): Pick<Worker, 'state' | 'directive'> {
   const state = canWorkerMove(worker.state, reported) ? reported : worker.state;
   const directive =
-    worker.directive !== undefined && worker.directive !== state && canWorkerMove(state, worker.directive)
-      ? worker.directive
-      : undefined;
+    worker.directive !== undefined && worker.directive !== state && canWorkerMove(state, worker.directive) ? worker.directive : undefined;
   return directive === undefined ? { state } : { state, directive };
 }
 

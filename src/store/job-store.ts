@@ -165,9 +165,7 @@ export interface FailParams {
 }
 
 /** The result of one settlement: the transition it made, or why it was refused. */
-export type SettlementOutcome =
-  | { ok: true; transition: JobTransition; nextRetryAt?: number }
-  | { ok: false; error: Error };
+export type SettlementOutcome = { ok: true; transition: JobTransition; nextRetryAt?: number } | { ok: false; error: Error };
 
 export interface ProgressParams {
   workerId: string;

@@ -64,7 +64,12 @@ export class OtelTelemetry implements Telemetry {
       [ATTR.elapsedSeconds]: event.elapsedSeconds,
       ...(event.workerId === undefined ? {} : { [ATTR.workerId]: event.workerId }),
     });
-    this.span(SPAN.jobEvent, () => ({ ...data(), [ATTR.eventType]: event.type }), event.at, (span) => span.addEvent(event.type, data(), event.at));
+    this.span(
+      SPAN.jobEvent,
+      () => ({ ...data(), [ATTR.eventType]: event.type }),
+      event.at,
+      (span) => span.addEvent(event.type, data(), event.at),
+    );
   }
 
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void {
@@ -81,7 +86,8 @@ export class OtelTelemetry implements Telemetry {
   private measure(t: JobTransition): void {
     if (t.startedAt === undefined) return;
     if (t.to === 'active') {
-      if (t.attempt === 1 && t.enqueuedAt !== undefined) this.enqueueWait.record(Math.max(0, t.startedAt - t.enqueuedAt) / 1000, { queue: t.queue });
+      if (t.attempt === 1 && t.enqueuedAt !== undefined)
+        this.enqueueWait.record(Math.max(0, t.startedAt - t.enqueuedAt) / 1000, { queue: t.queue });
       return;
     }
     if (t.from !== 'active' || (t.to === 'available' && t.errorType === undefined)) return;

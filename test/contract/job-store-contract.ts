@@ -17,6 +17,12 @@ async function refusal(promise: Promise<unknown>): Promise<OjsError> {
   throw new Error('expected an OjsError');
 }
 
+/** Orders rows as Array#sort does by default: by their comma-joined text. */
+function byText(a: readonly string[], b: readonly string[]): number {
+  const [x, y] = [a.join(), b.join()];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /**
  * The behaviour every JobStore must have. It runs unchanged against each
  * implementation; time is always passed in, so nothing here waits.
@@ -99,7 +105,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       it('never hands the same job to two concurrent claims', async () => {
         const workers = await Promise.all(Array.from({ length: 8 }, () => h.register({ concurrency: 50 })));
         const jobs = await h.enqueue(...Array.from({ length: 200 }, () => ({})));
-        const results = await Promise.all(workers.flatMap((w) => [h.claim(w.workerId, ['default'], 15), h.claim(w.workerId, ['default'], 15)]));
+        const results = await Promise.all(
+          workers.flatMap((w) => [h.claim(w.workerId, ['default'], 15), h.claim(w.workerId, ['default'], 15)]),
+        );
         const claimed = results.flatMap((r) => r.jobs.map((j) => j.id));
         expect(new Set(claimed).size).toBe(claimed.length);
         expect(claimed.length).toBe(Math.min(jobs.length, 8 * 30));
@@ -166,7 +174,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register({ concurrency: 1 });
         const [job] = await h.enqueue({});
         const { jobs } = await h.claim(worker.workerId, ['default']);
-        const released = await h.store.releaseUndelivered({ leases: [{ jobId: job!.id, leaseToken: jobs[0]!.lease!.token }], now: T0, requireUnconfirmedLapse: false });
+        const released = await h.store.releaseUndelivered({
+          leases: [{ jobId: job!.id, leaseToken: jobs[0]!.lease!.token }],
+          now: T0,
+          requireUnconfirmedLapse: false,
+        });
         expect(released).toEqual([expect.objectContaining({ jobId: job!.id, from: 'active', to: 'available', workerId: worker.workerId })]);
         const stored = await h.store.getJob(job!.id);
         expect(stored).toMatchObject({ state: 'available', attempt: 0 });
@@ -185,7 +197,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, result: { sent: 3 } }],
           now: T0 + 7,
         });
-        expect(outcome).toMatchObject({ ok: true, transition: { jobId: claimed!.id, from: 'active', to: 'completed', workerId: worker.workerId, attempt: 1 } });
+        expect(outcome).toMatchObject({
+          ok: true,
+          transition: { jobId: claimed!.id, from: 'active', to: 'completed', workerId: worker.workerId, attempt: 1 },
+        });
         const completed = await h.store.getJob(claimed!.id);
         expect(completed).toMatchObject({ state: 'completed', completedAt: T0 + 7, result: { sent: 3 } });
         expect(completed!.lease).toBeUndefined();
@@ -219,11 +234,22 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({});
         const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
         const outcome = h.outcome(claimed!, { type: 'Boom', message: 'no' }, T0 + 10);
-        const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 + 10 });
+        const [failed] = await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }],
+          now: T0 + 10,
+        });
         expect(failed).toMatchObject({ ok: true, nextRetryAt: T0 + 1_010, transition: { from: 'active', to: 'retryable' } });
-        expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'retryable', nextRetryAt: T0 + 1_010, error: { type: 'Boom', attempt: 1 }, errors: [{ type: 'Boom' }] });
+        expect(await h.store.getJob(claimed!.id)).toMatchObject({
+          state: 'retryable',
+          nextRetryAt: T0 + 1_010,
+          error: { type: 'Boom', attempt: 1 },
+          errors: [{ type: 'Boom' }],
+        });
         expect(await h.store.promoteDue(T0 + 1_009, 100)).toEqual([]);
-        expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual([expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' })]);
+        expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual([
+          expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' }),
+        ]);
         const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2_000)).jobs;
         expect(second).toMatchObject({ id: claimed!.id, attempt: 2, errors: [{ type: 'Boom' }] });
       });
@@ -233,7 +259,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({ retry: { maxAttempts: 1, onExhaustion: 'dead_letter' } });
         const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
         const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
-        const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }], now: T0 });
+        const [failed] = await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }],
+          now: T0,
+        });
         expect(failed).toMatchObject({ ok: true, transition: { to: 'discarded' } });
         expect(await h.store.getJob(claimed!.id)).toMatchObject({ state: 'discarded', deadLetter: true, completedAt: T0 });
       });
@@ -252,8 +282,8 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       it('cancels waiting jobs, is idempotent on cancelled ones, and refuses finished ones', async () => {
         const [available, scheduled] = await h.enqueue({}, { scheduledAt: T0 + 60_000 });
         const [pending] = [h.job({}, { pending: true })];
-        await h.store.enqueue([pending!]);
-        for (const job of [available!, scheduled!, pending!]) {
+        await h.store.enqueue([pending]);
+        for (const job of [available!, scheduled!, pending]) {
           expect((await h.store.cancel(job.id, T0 + 1)).job).toMatchObject({ state: 'cancelled', completedAt: T0 + 1 });
         }
         expect((await h.store.cancel(available!.id, T0 + 2)).job.state).toBe('cancelled');
@@ -273,7 +303,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(change).toMatchObject({ from: 'active', workerId: worker.workerId, job: { state: 'cancelled' } });
         expect(await h.waitForSignal('jobsCancelled', (s) => s.workerId === worker.workerId)).toMatchObject({ jobIds: [claimed!.id] });
         expect((await h.store.getWorker(worker.workerId))!.heldJobIds).toEqual([]);
-        const [late] = await h.store.ack({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }], now: T0 });
+        const [late] = await h.store.ack({
+          workerId: worker.workerId,
+          items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }],
+          now: T0,
+        });
         expect(late).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
       });
 
@@ -281,7 +315,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const pending = h.job({}, { pending: true });
         const [available] = await h.enqueue({});
         await h.store.enqueue([pending]);
-        expect(await h.store.activate(pending.id, T0 + 3)).toMatchObject({ from: 'pending', job: { state: 'available', enqueuedAt: T0 + 3 } });
+        expect(await h.store.activate(pending.id, T0 + 3)).toMatchObject({
+          from: 'pending',
+          job: { state: 'available', enqueuedAt: T0 + 3 },
+        });
         expect((await refusal(h.store.activate(available!.id, T0))).code).toBe('invalid_state');
       });
 
@@ -302,7 +339,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       it('promotes scheduled jobs when their time comes', async () => {
         const [job] = await h.enqueue({ scheduledAt: T0 + 1_000 });
         expect(await h.store.promoteDue(T0 + 999, 100)).toEqual([]);
-        expect(await h.store.promoteDue(T0 + 1_000, 100)).toEqual([expect.objectContaining({ jobId: job!.id, from: 'scheduled', to: 'available' })]);
+        expect(await h.store.promoteDue(T0 + 1_000, 100)).toEqual([
+          expect.objectContaining({ jobId: job!.id, from: 'scheduled', to: 'available' }),
+        ]);
         expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', enqueuedAt: T0 + 1_000 });
       });
 
@@ -314,11 +353,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         );
         expect(await h.store.findExpiredWaiting(T0 + 999, 100)).toEqual([]);
         const transitions = await h.expireWaiting(T0 + 1_000);
-        expect(transitions.map((t) => [t.jobId, t.from, t.to]).sort()).toEqual(
+        expect(transitions.map((t) => [t.jobId, t.from, t.to]).toSorted(byText)).toEqual(
           [
             [scheduled!.id, 'scheduled', 'discarded'],
             [available!.id, 'available', 'discarded'],
-          ].sort(),
+          ].toSorted(byText),
         );
         expect(await h.expireWaiting(T0 + 1_000)).toEqual([]);
         expect(await h.state(later!.id)).toBe('available');
@@ -340,14 +379,22 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         const [ttl, total] = await h.enqueue({ enqueueTtlSeconds: 10 }, { totalTimeoutSeconds: 120, timeoutSeconds: 60 });
         const claimed = (await h.claim(worker.workerId, ['default'], 10, T0 + 1_000)).jobs;
-        const failed = claimed.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token, outcome: h.outcome(job, { type: 'boom', message: '' }, T0 + 2_000) }));
+        const failed = claimed.map((job) => ({
+          jobId: job.id,
+          leaseToken: job.lease!.token,
+          outcome: h.outcome(job, { type: 'boom', message: '' }, T0 + 2_000),
+        }));
         await h.store.fail({ workerId: worker.workerId, items: failed, now: T0 + 2_000 });
         expect(await h.store.findExpiredWaiting(T0 + 60_000, 10)).toEqual([]);
         const [expired] = await h.store.findExpiredWaiting(T0 + 120_000, 10);
         expect(expired!.id).toBe(total!.id);
         expect(await h.state(ttl!.id)).toBe('retryable');
-        expect(await h.expireWaiting(T0 + 120_000)).toEqual([expect.objectContaining({ jobId: total!.id, from: 'retryable', to: 'discarded' })]);
-        expect(await h.store.getJob(total!.id)).toMatchObject({ error: { type: 'total_timeout', details: { timeout_kind: 'total', limit_seconds: 120 } } });
+        expect(await h.expireWaiting(T0 + 120_000)).toEqual([
+          expect.objectContaining({ jobId: total!.id, from: 'retryable', to: 'discarded' }),
+        ]);
+        expect(await h.store.getJob(total!.id)).toMatchObject({
+          error: { type: 'total_timeout', details: { timeout_kind: 'total', limit_seconds: 120 } },
+        });
       });
 
       it('finds expired leases and recovers each exactly once', async () => {
@@ -364,7 +411,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           outcome: h.outcome(expired!, { type: 'visibility_timeout', message: '' }, T0 + VISIBILITY_MS),
         };
         const now = T0 + VISIBILITY_MS;
-        expect(await h.store.recover({ items: [item], now })).toEqual([expect.objectContaining({ to: 'retryable', workerId: worker.workerId })]);
+        expect(await h.store.recover({ items: [item], now })).toEqual([
+          expect.objectContaining({ to: 'retryable', workerId: worker.workerId }),
+        ]);
         expect(await h.store.recover({ items: [item], now })).toEqual([]);
         expect(await h.store.findExpiredLeases(now, 10)).toEqual([]);
       });
@@ -377,7 +426,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [expired] = await h.store.findExpiredLeases(now, 10);
         await h.beat(worker.workerId, 'running', [claimed!.id], 1, now);
         const outcome = h.outcome(expired!, { type: 'visibility_timeout', message: '' }, now);
-        expect(await h.store.recover({ items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, requireExpired: true, outcome }], now })).toEqual([]);
+        expect(
+          await h.store.recover({ items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, requireExpired: true, outcome }], now }),
+        ).toEqual([]);
         expect(await h.state(claimed!.id)).toBe('active');
       });
     });
@@ -400,7 +451,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [slow, quick] = await h.enqueue({ timeoutSeconds: 10 }, { timeoutSeconds: 10 });
         const claimed = (await h.claim(worker.workerId, ['default'])).jobs;
         const quickJob = claimed.find((job) => job.id === quick!.id)!;
-        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: quickJob.id, leaseToken: quickJob.lease!.token }], now: T0 + 1_000 });
+        await h.store.ack({
+          workerId: worker.workerId,
+          items: [{ jobId: quickJob.id, leaseToken: quickJob.lease!.token }],
+          now: T0 + 1_000,
+        });
         expect(await h.store.takeDueSoftTimeouts(T0 + 9_999, 10)).toEqual([]);
         expect(await h.store.takeDueSoftTimeouts(T0 + 10_000, 10)).toEqual([{ jobId: slow!.id, workerId: worker.workerId }]);
         expect(await h.store.takeDueSoftTimeouts(T0 + 20_000, 10)).toEqual([]);
@@ -420,7 +475,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const claimed = new Map((await h.claim(worker.workerId, ['default'])).jobs.map((job) => [job.id, job]));
         const token = (id: string): string => claimed.get(id)!.lease!.token;
         const outcome = h.outcome(claimed.get(reclaimed!.id)!, { type: 'visibility_timeout', message: '' }, T0 + 1_000);
-        await h.store.recover({ items: [{ jobId: reclaimed!.id, leaseToken: token(reclaimed!.id), outcome, requireExpired: false }], now: T0 + 1_000 });
+        await h.store.recover({
+          items: [{ jobId: reclaimed!.id, leaseToken: token(reclaimed!.id), outcome, requireExpired: false }],
+          now: T0 + 1_000,
+        });
         await h.store.ack({ workerId: worker.workerId, items: [{ jobId: done!.id, leaseToken: token(done!.id) }], now: T0 + 1_000 });
         const early = await h.beat(worker.workerId, 'running', [late!.id, reclaimed!.id, done!.id], 1, T0 + 9_999);
         expect(early).toMatchObject({ timedOutJobIds: [], reclaimedJobIds: [reclaimed!.id] });
@@ -434,7 +492,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0, 3_000)).jobs;
         const report = (update: object, now: number, workerId = worker.workerId, leaseToken = claimed!.lease!.token) =>
           h.store.recordProgress({ workerId, jobId: job!.id, leaseToken, now, ...update });
-        expect(await report({ progress: 0.5, data: { step: 1 } }, T0 + 1_000)).toEqual({ applied: true, leaseExpiresAt: T0 + 1_000 + VISIBILITY_MS });
+        expect(await report({ progress: 0.5, data: { step: 1 } }, T0 + 1_000)).toEqual({
+          applied: true,
+          leaseExpiresAt: T0 + 1_000 + VISIBILITY_MS,
+        });
         expect(await report({ progress: 0.25, checkpoint: { cursor: 5 } }, T0 + 2_000)).toMatchObject({ applied: true });
         expect(await report({ progress: 0.9 }, T0 + 3_000, 'someone-else')).toEqual({ applied: false });
         expect(await report({ progress: 0.9 }, T0 + 3_000, worker.workerId, 'stale.1')).toEqual({ applied: false });
@@ -450,17 +511,40 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         const [job] = await h.enqueue({});
         const [first] = (await h.claim(worker.workerId, ['default'])).jobs;
-        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: first!.lease!.token, progress: 0.4, checkpoint: [1, 2], now: T0 + 1 });
+        await h.store.recordProgress({
+          workerId: worker.workerId,
+          jobId: job!.id,
+          leaseToken: first!.lease!.token,
+          progress: 0.4,
+          checkpoint: [1, 2],
+          now: T0 + 1,
+        });
         const outcome = h.outcome(first!, { type: 'Boom', message: '' }, T0 + 2, true);
-        await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: first!.lease!.token, outcome }], now: T0 + 2 });
+        await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: job!.id, leaseToken: first!.lease!.token, outcome }],
+          now: T0 + 2,
+        });
         expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', progress: 0.4, lastCheckpoint: [1, 2] });
         const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 3)).jobs;
         expect(second).toMatchObject({ attempt: 2, lastCheckpoint: [1, 2] });
         expect(second!.progress).toBeUndefined();
         expect((await h.store.getJob(job!.id))!.progress).toBeUndefined();
-        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: second!.lease!.token, data: { phase: 'b' }, now: T0 + 4 });
+        await h.store.recordProgress({
+          workerId: worker.workerId,
+          jobId: job!.id,
+          leaseToken: second!.lease!.token,
+          data: { phase: 'b' },
+          now: T0 + 4,
+        });
         expect((await h.store.getJob(job!.id))!.progress).toBeUndefined();
-        await h.store.recordProgress({ workerId: worker.workerId, jobId: job!.id, leaseToken: second!.lease!.token, progress: 0.1, now: T0 + 5 });
+        await h.store.recordProgress({
+          workerId: worker.workerId,
+          jobId: job!.id,
+          leaseToken: second!.lease!.token,
+          progress: 0.1,
+          now: T0 + 5,
+        });
         await h.store.ack({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: second!.lease!.token }], now: T0 + 6 });
         expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'completed', progress: 1, progressData: { phase: 'b' } });
       });
@@ -471,7 +555,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.claim(worker.workerId, ['default', 'other'], 10, T0);
         await h.beat(worker.workerId, 'running', [a!.id], 1, T0 + 500);
         const found = await h.store.listActiveHeartbeats(10);
-        expect(found.sort((x, y) => x.queue.localeCompare(y.queue))).toEqual([
+        expect(found.toSorted((x, y) => x.queue.localeCompare(y.queue))).toEqual([
           { queue: 'default', renewedAt: T0 + 500 },
           { queue: 'other', renewedAt: T0 },
         ]);
@@ -510,9 +594,19 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [a, b] = (await h.claim(worker.workerId, ['default'])).jobs;
         await h.store.cancel(b!.id, T0);
         const outcome = await h.beat(worker.workerId, 'quiet', [a!.id, b!.id], 1, T0 + 500);
-        expect(outcome).toEqual({ result: 'applied', desiredState: 'quiet', cancelledJobIds: [b!.id], timedOutJobIds: [], reclaimedJobIds: [] });
+        expect(outcome).toEqual({
+          result: 'applied',
+          desiredState: 'quiet',
+          cancelledJobIds: [b!.id],
+          timedOutJobIds: [],
+          reclaimedJobIds: [],
+        });
         expect((await h.store.getJob(a!.id))!.lease).toMatchObject({ expiresAt: T0 + 500 + VISIBILITY_MS, isConfirmed: true });
-        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 500, state: 'quiet', reportedJobIds: [a!.id, b!.id] });
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({
+          lastBeatAt: T0 + 500,
+          state: 'quiet',
+          reportedJobIds: [a!.id, b!.id],
+        });
         await h.waitForSignal('workerDirected', (s) => s.workerId === worker.workerId && s.state === 'quiet');
       });
 
@@ -527,7 +621,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         const params = { workerId: worker.workerId, sequence: 1, activeJobIds: [], now: T0 + 1 };
         await h.direct(worker.workerId, 'quiet');
-        const outcome = await h.store.recordBeat({ ...params, expected: { state: 'running', directive: undefined }, next: { state: 'running' } });
+        const outcome = await h.store.recordBeat({
+          ...params,
+          expected: { state: 'running', directive: undefined },
+          next: { state: 'running' },
+        });
         expect(outcome).toMatchObject({ result: 'conflict', desiredState: 'quiet' });
         expect((await h.store.getWorker(worker.workerId))!.worker.lastBeatAt).toBe(T0);
       });
@@ -537,7 +635,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.direct(worker.workerId, 'terminate')).toBe('applied');
         await h.waitForSignal('workerDirected', (s) => s.workerId === worker.workerId && s.state === 'terminate');
         expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ state: 'running', directive: 'terminate' });
-        const stale = { workerId: worker.workerId, expected: { state: 'running' as const }, next: { state: 'running' as const, directive: 'quiet' as const } };
+        const stale = {
+          workerId: worker.workerId,
+          expected: { state: 'running' as const },
+          next: { state: 'running' as const, directive: 'quiet' as const },
+        };
         expect(await h.store.directWorker(stale)).toBe('conflict');
         expect((await refusal(h.store.directWorker({ ...stale, workerId: 'nobody' }))).code).toBe('not_found');
       });
@@ -548,7 +650,13 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
         const [silent] = await h.store.findSilentWorkers(T0 + 1, 10);
         expect(silent!.heldJobIds).toEqual([held!.id]);
-        const recoveries = [{ jobId: held!.id, leaseToken: held!.lease!.token, outcome: h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 1, true) }];
+        const recoveries = [
+          {
+            jobId: held!.id,
+            leaseToken: held!.lease!.token,
+            outcome: h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 1, true),
+          },
+        ];
         await h.beat(worker.workerId, 'running', [held!.id], 1, T0 + 1);
         expect((await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0, recoveries, now: T0 + 1 })).removed).toBe(false);
         const removal = await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 1, recoveries, now: T0 + 2 });
@@ -595,7 +703,13 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const older = await finish(3, T0);
         const newer = await finish(2, T0 + 10);
         expect(await h.store.pruneTerminal(T0 + 20, { ...retention, completedMs: 3_600_000, maxJobs: 2 }, 100)).toBe(3);
-        expect(await h.store.getJobs([...older, ...newer])).toEqual([undefined, undefined, undefined, expect.anything(), expect.anything()]);
+        expect(await h.store.getJobs([...older, ...newer])).toEqual([
+          undefined,
+          undefined,
+          undefined,
+          expect.anything(),
+          expect.anything(),
+        ]);
       });
 
       it('never removes a job that left its terminal state', async () => {

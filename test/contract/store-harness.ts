@@ -21,7 +21,8 @@ export class StoreHarness {
   constructor(readonly store: JobStore) {
     this.unsubscribe = store.subscribe((signal) => {
       this.signals.push(signal);
-      for (const waiter of [...this.waiters]) {
+      // A copy: satisfied waiters are spliced out as we go.
+      for (const waiter of Array.from(this.waiters)) {
         if (!waiter.predicate(signal)) continue;
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
         waiter.resolve(signal);
@@ -113,7 +114,14 @@ export class StoreHarness {
   async beat(workerId: string, state: WorkerState, activeJobIds: string[], sequence: number, now: number) {
     const { worker } = (await this.store.getWorker(workerId))!;
     const next = afterReport(worker, state);
-    return this.store.recordBeat({ workerId, sequence, activeJobIds, now, expected: { state: worker.state, directive: worker.directive }, next });
+    return this.store.recordBeat({
+      workerId,
+      sequence,
+      activeJobIds,
+      now,
+      expected: { state: worker.state, directive: worker.directive },
+      next,
+    });
   }
 
   /** A directive decided as the application decides it (throws what afterDirective throws). */

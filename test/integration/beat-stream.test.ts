@@ -27,7 +27,14 @@ describe('the Beat stream', () => {
     const beat = worker.openBeat();
     for (const sequence of [1, 2, 3]) {
       const reply = await beat.beat(RUNNING, [], sequence);
-      expect(reply).toEqual({ state: RUNNING, serverTime: new Date(clock.now()), cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [], inReplyTo: sequence });
+      expect(reply).toEqual({
+        state: RUNNING,
+        serverTime: new Date(clock.now()),
+        cancelledJobIds: [],
+        timedOutJobIds: [],
+        reclaimedJobIds: [],
+        inReplyTo: sequence,
+      });
     }
     beat.close();
   });
@@ -96,7 +103,7 @@ describe('the Beat stream', () => {
     const beat = worker.openBeat();
     await beat.beat(RUNNING, [], 10);
     expect(await beat.beat(QUIET, [], 9)).toMatchObject({ state: RUNNING, inReplyTo: 9 });
-    const [info] = (await clients.operator.listWorkers({ label: '', queue: '' })).workers.filter((w) => w.workerId === worker.workerId);
+    const info = (await clients.operator.listWorkers({ label: '', queue: '' })).workers.find((w) => w.workerId === worker.workerId);
     expect(info!.state).toBe(RUNNING);
     beat.close();
   });
@@ -153,7 +160,14 @@ describe('the Beat stream', () => {
   });
 
   it('reports the heartbeat settings at registration', async () => {
-    const reply = await clients.workers.register({ workerId: `w-${randomUUID()}`, hostname: 'h', pid: 1, queues: [], concurrency: 0, labels: [] });
+    const reply = await clients.workers.register({
+      workerId: `w-${randomUUID()}`,
+      hostname: 'h',
+      pid: 1,
+      queues: [],
+      concurrency: 0,
+      labels: [],
+    });
     expect(reply).toMatchObject({
       ok: true,
       serverTime: new Date(clock.now()),

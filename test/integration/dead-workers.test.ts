@@ -5,7 +5,6 @@ import { WorkerState, type Delivery, type FetchResponse } from '../../gen/ojs/se
 import { enqueueOne, getJob } from '../support/jobs';
 import { ManualClock } from '../support/manual-clock';
 import { rpcError } from '../support/rpc-error';
-import type { StreamReader } from '../support/streams';
 import { TestServer, TEST_PROTOCOL, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
 
@@ -48,7 +47,10 @@ describe('dead workers', () => {
     const { worker, jobs, deliveries } = await workerHolding(2);
     const beat = worker.openBeat();
     openStreams.push(beat);
-    await beat.beat(WorkerState.WORKER_STATE_RUNNING, jobs.map((j) => j.id));
+    await beat.beat(
+      WorkerState.WORKER_STATE_RUNNING,
+      jobs.map((j) => j.id),
+    );
     clock.advance(TIMEOUT);
     await server.runMaintenance();
     expect(await isListed(worker.workerId)).toBe(true);

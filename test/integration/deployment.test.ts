@@ -10,8 +10,7 @@ const root = projectRoot();
 function imageEntrypoint(): string[] {
   const line = readFileSync(join(root, 'Dockerfile'), 'utf8')
     .split('\n')
-    .filter((l) => l.startsWith('ENTRYPOINT'))
-    .pop()!;
+    .findLast((l) => l.startsWith('ENTRYPOINT'))!;
   return JSON.parse(line.slice('ENTRYPOINT'.length).trim()) as string[];
 }
 
@@ -52,7 +51,9 @@ describe('deployment', () => {
   });
 
   it('gives Kubernetes workers their grace period plus 10 s, a quiet preStop hook and probes', () => {
-    const documents = parseAllDocuments(readFileSync(join(root, 'deploy', 'kubernetes', 'ojs.yaml'), 'utf8')).map((d) => d.toJSON() as Manifest);
+    const documents = parseAllDocuments(readFileSync(join(root, 'deploy', 'kubernetes', 'ojs.yaml'), 'utf8')).map(
+      (d) => d.toJSON() as Manifest,
+    );
     const podOf = (name: string) => documents.find((d) => d.kind === 'Deployment' && d.metadata.name === name)!.spec.template!.spec;
     const worker = podOf('ojs-worker');
     const container = worker.containers[0]!;

@@ -15,7 +15,11 @@ describe('Enqueue', () => {
   afterAll(() => server.stop());
 
   it('returns the stored envelope with defaults and system-managed fields set', async () => {
-    const job = await enqueueOne(clients, { type: 'email.send', args: ['to@example.com', 3, { html: true }, null], meta: { tenant: 'acme' } });
+    const job = await enqueueOne(clients, {
+      type: 'email.send',
+      args: ['to@example.com', 3, { html: true }, null],
+      meta: { tenant: 'acme' },
+    });
     expect(job).toMatchObject({
       specversion: '1.0',
       type: 'email.send',
@@ -60,8 +64,16 @@ describe('Enqueue', () => {
   });
 
   it('merges a partial retry policy with the defaults', async () => {
-    const job = await enqueueOne(clients, { retry: { maxAttempts: 10, nonRetryableErrors: ['auth.*'], onExhaustion: OnExhaustion.ON_EXHAUSTION_DEAD_LETTER } });
-    expect(job.retry).toMatchObject({ maxAttempts: 10, initialInterval: 'PT1S', jitter: true, nonRetryableErrors: ['auth.*'], onExhaustion: OnExhaustion.ON_EXHAUSTION_DEAD_LETTER });
+    const job = await enqueueOne(clients, {
+      retry: { maxAttempts: 10, nonRetryableErrors: ['auth.*'], onExhaustion: OnExhaustion.ON_EXHAUSTION_DEAD_LETTER },
+    });
+    expect(job.retry).toMatchObject({
+      maxAttempts: 10,
+      initialInterval: 'PT1S',
+      jitter: true,
+      nonRetryableErrors: ['auth.*'],
+      onExhaustion: OnExhaustion.ON_EXHAUSTION_DEAD_LETTER,
+    });
   });
 
   it('refuses bad input with INVALID_ARGUMENT, naming every bad field', async () => {
@@ -81,7 +93,11 @@ describe('Enqueue', () => {
   });
 
   it('refuses an empty batch', async () => {
-    expect(await rpcError(clients.jobs.enqueue({ jobs: [] }))).toMatchObject({ code: Status.INVALID_ARGUMENT, reason: 'invalid_request', fields: ['jobs'] });
+    expect(await rpcError(clients.jobs.enqueue({ jobs: [] }))).toMatchObject({
+      code: Status.INVALID_ARGUMENT,
+      reason: 'invalid_request',
+      fields: ['jobs'],
+    });
   });
 
   it('stores a batch atomically: one bad job stores none', async () => {
@@ -94,7 +110,11 @@ describe('Enqueue', () => {
   it('makes enqueue idempotent with a client-chosen id', async () => {
     const id = '01961234-5678-7abc-8ef0-0123456789ab';
     await enqueueOne(clients, { id });
-    expect(await rpcError(enqueueOne(clients, { id }))).toMatchObject({ code: Status.ALREADY_EXISTS, reason: 'duplicate', metadata: { job_id: id } });
+    expect(await rpcError(enqueueOne(clients, { id }))).toMatchObject({
+      code: Status.ALREADY_EXISTS,
+      reason: 'duplicate',
+      metadata: { job_id: id },
+    });
   });
 
   it('schedules jobs with a future scheduled_at and stages pending ones', async () => {
@@ -108,24 +128,24 @@ describe('Enqueue', () => {
   it('keeps the caller trace context in meta, unless the producer set its own', async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const metadata = Metadata({ traceparent, tracestate: 'ojs=1' });
-    const { jobs } = await clients.jobs.enqueue(
-      { jobs: [jobSpec(), jobSpec({ meta: { traceparent: '00-own-01' } })] },
-      { metadata },
-    );
+    const { jobs } = await clients.jobs.enqueue({ jobs: [jobSpec(), jobSpec({ meta: { traceparent: '00-own-01' } })] }, { metadata });
     expect(jobs[0]!.meta).toEqual({ traceparent, tracestate: 'ojs=1' });
     expect(jobs[1]!.meta).toEqual({ traceparent: '00-own-01' });
   });
 
   it('echoes x-ojs-request-id and names the server version', async () => {
     let header: Metadata | undefined;
-    await clients.jobs.enqueue({ jobs: [jobSpec()] }, { metadata: Metadata({ 'x-ojs-request-id': 'req-42' }), onHeader: (h) => (header = h) });
+    await clients.jobs.enqueue(
+      { jobs: [jobSpec()] },
+      { metadata: Metadata({ 'x-ojs-request-id': 'req-42' }), onHeader: (h) => (header = h) },
+    );
     expect(header?.get('x-ojs-request-id')).toBe('req-42');
     expect(header?.get('x-ojs-server-version')).toBe('test');
   });
 
   it('enqueues many jobs in one call', async () => {
     const jobs = await enqueue(clients, ...Array.from({ length: 300 }, (_, i) => ({ queue: 'bulk', args: [i] })));
-    expect(jobs.map((j) => j.args[0])).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    expect(jobs.map((j): unknown => j.args[0])).toEqual(Array.from({ length: 300 }, (_, i) => i));
     expect(new Set(jobs.map((j) => j.id)).size).toBe(300);
   });
 });

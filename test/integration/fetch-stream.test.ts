@@ -33,7 +33,13 @@ describe('the Fetch stream', () => {
     const fetch = worker.openFetch();
     const job = await enqueueOne(clients, { queue, args: ['x', 1] });
     const [delivery] = await nextDeliveries(fetch);
-    expect(delivery!.job).toMatchObject({ id: job.id, state: JobState.JOB_STATE_ACTIVE, attempt: 1, args: ['x', 1], workerId: worker.workerId });
+    expect(delivery!.job).toMatchObject({
+      id: job.id,
+      state: JobState.JOB_STATE_ACTIVE,
+      attempt: 1,
+      args: ['x', 1],
+      workerId: worker.workerId,
+    });
     expect(delivery!.leaseToken).not.toBe('');
     expect(delivery!.leaseExpiresAt!.getTime()).toBeGreaterThan(Date.now());
     await worker.ack(delivery!, { ok: true });

@@ -52,7 +52,11 @@ describe('the server process', () => {
   it('serves the in-memory store, logs JSON, and exits 0 on SIGTERM', async () => {
     const server = await ServerProcess.start();
     servers.push(server);
-    expect(server.logs.find((l) => l.msg === 'ojs server listening')).toMatchObject({ backend: 'memory', level: 30, service: 'ojs-grpc-server' });
+    expect(server.logs.find((l) => l.msg === 'ojs server listening')).toMatchObject({
+      backend: 'memory',
+      level: 30,
+      service: 'ojs-grpc-server',
+    });
     const channel = createChannel(server.address);
     expect((await createClient(HealthDefinition, channel).check({ service: '' })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     channel.close();

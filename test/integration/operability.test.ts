@@ -34,7 +34,7 @@ describe('operability', () => {
   it.each(['grpc-v1', 'grpc-v1alpha'])('serves reflection that buf curl accepts over %s', async (protocol) => {
     const url = `http://${server.address}`;
     const services = await bufCurl('--reflect-protocol', protocol, '--list-services', url);
-    expect(services.split('\n').filter(Boolean).sort()).toEqual([
+    expect(services.split('\n').filter(Boolean).toSorted()).toEqual([
       'grpc.health.v1.Health',
       'grpc.reflection.v1.ServerReflection',
       'grpc.reflection.v1alpha.ServerReflection',
@@ -44,7 +44,13 @@ describe('operability', () => {
     ]);
     expect(await bufCurl('--reflect-protocol', protocol, '--list-methods', url)).toContain('ojs.server.v1.WorkerService/Beat');
     const reply = JSON.parse(
-      await bufCurl('--reflect-protocol', protocol, '-d', '{"jobs":[{"type":"reflected.call","args":[1,"two",{"three":3}]}]}', `${url}/ojs.server.v1.JobService/Enqueue`),
+      await bufCurl(
+        '--reflect-protocol',
+        protocol,
+        '-d',
+        '{"jobs":[{"type":"reflected.call","args":[1,"two",{"three":3}]}]}',
+        `${url}/ojs.server.v1.JobService/Enqueue`,
+      ),
     ) as { jobs: { type: string; args: unknown[]; state: string }[] };
     expect(reply.jobs[0]).toMatchObject({ type: 'reflected.call', args: [1, 'two', { three: 3 }], state: 'JOB_STATE_AVAILABLE' });
   });

@@ -70,10 +70,14 @@ describe('OperatorService', () => {
       fields: ['target'],
     });
     expect(
-      await rpcError(clients.operator.setWorkerState({ state: WorkerState.WORKER_STATE_UNSPECIFIED, target: { $case: 'label', value: 'x' } })),
+      await rpcError(
+        clients.operator.setWorkerState({ state: WorkerState.WORKER_STATE_UNSPECIFIED, target: { $case: 'label', value: 'x' } }),
+      ),
     ).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['state'] });
     expect(
-      await rpcError(clients.operator.setWorkerState({ state: WorkerState.WORKER_STATE_QUIET, target: { $case: 'workerId', value: 'ghost' } })),
+      await rpcError(
+        clients.operator.setWorkerState({ state: WorkerState.WORKER_STATE_QUIET, target: { $case: 'workerId', value: 'ghost' } }),
+      ),
     ).toMatchObject({ code: Status.NOT_FOUND });
   });
 });

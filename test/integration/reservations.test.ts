@@ -96,7 +96,10 @@ describe('reservations and leases', () => {
     await server.runMaintenance();
     const second = await nextDelivery(fetch);
     expect(second.job).toMatchObject({ id: job.id, attempt: 2 });
-    expect(await rpcError(worker.ack(first))).toMatchObject({ code: Status.FAILED_PRECONDITION, metadata: { lease_problem: 'stale_lease' } });
+    expect(await rpcError(worker.ack(first))).toMatchObject({
+      code: Status.FAILED_PRECONDITION,
+      metadata: { lease_problem: 'stale_lease' },
+    });
     await worker.ack(second);
     expect((await getJob(clients, job.id)).state).toBe(JobState.JOB_STATE_COMPLETED);
   });
@@ -104,7 +107,11 @@ describe('reservations and leases', () => {
   it('extends a lease on request, only for the current lease token', async () => {
     const { worker, delivery } = await setUp();
     clock.advance(30_000);
-    const extended = await clients.workers.extendLease({ workerId: worker.workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken });
+    const extended = await clients.workers.extendLease({
+      workerId: worker.workerId,
+      jobId: delivery.job!.id,
+      leaseToken: delivery.leaseToken,
+    });
     expect(extended.leaseExpiresAt).toEqual(new Date(clock.now() + TEST_PROTOCOL.visibilityTimeoutMs));
     expect(
       await rpcError(clients.workers.extendLease({ workerId: worker.workerId, jobId: delivery.job!.id, leaseToken: 'forged' })),

@@ -29,8 +29,22 @@ describe('OpenTelemetry spans', () => {
     const common = { 'messaging.system': 'ojs', 'ojs.job.id': job.id, 'ojs.job.type': 'trace.me', 'ojs.job.queue': 'traced' };
     expect(attributesOf(server.spans.getFinishedSpans(), 'ojs.job.transition', 'ojs.job.id', job.id)).toEqual([
       { ...common, 'ojs.job.state.from': 'none', 'ojs.job.state.to': 'available', 'ojs.job.state': 'available', 'ojs.job.attempt': 0 },
-      { ...common, 'ojs.job.state.from': 'available', 'ojs.job.state.to': 'active', 'ojs.job.state': 'active', 'ojs.job.attempt': 1, 'ojs.worker.id': worker.workerId },
-      { ...common, 'ojs.job.state.from': 'active', 'ojs.job.state.to': 'retryable', 'ojs.job.state': 'retryable', 'ojs.job.attempt': 1, 'ojs.worker.id': worker.workerId },
+      {
+        ...common,
+        'ojs.job.state.from': 'available',
+        'ojs.job.state.to': 'active',
+        'ojs.job.state': 'active',
+        'ojs.job.attempt': 1,
+        'ojs.worker.id': worker.workerId,
+      },
+      {
+        ...common,
+        'ojs.job.state.from': 'active',
+        'ojs.job.state.to': 'retryable',
+        'ojs.job.state': 'retryable',
+        'ojs.job.attempt': 1,
+        'ojs.worker.id': worker.workerId,
+      },
     ]);
   });
 
@@ -41,11 +55,9 @@ describe('OpenTelemetry spans', () => {
     beat.close();
     clock.advance(TEST_PROTOCOL.heartbeatTimeoutMs + 1);
     await server.runMaintenance();
-    const transitions = attributesOf(server.spans.getFinishedSpans(), 'ojs.worker.transition', 'ojs.worker.id', worker.workerId).map((a) => [
-      a['ojs.worker.state.from'],
-      a['ojs.worker.state.to'],
-      a['ojs.worker.reason'],
-    ]);
+    const transitions = attributesOf(server.spans.getFinishedSpans(), 'ojs.worker.transition', 'ojs.worker.id', worker.workerId).map(
+      (a) => [a['ojs.worker.state.from'], a['ojs.worker.state.to'], a['ojs.worker.reason']],
+    );
     expect(transitions).toEqual([
       ['none', 'running', undefined],
       ['running', 'quiet', undefined],

@@ -48,7 +48,10 @@ describe.each(LANGUAGES)('the %s example worker', (language) => {
   it('completes every job, never running more than its concurrency', async () => {
     const { worker, queue } = await startWorker({ concurrency: 3 });
     const sleepers = await enqueue(clients, ...Array.from({ length: 6 }, () => ({ type: 'sleep', queue, args: [50] })));
-    const echoes = await enqueue(clients, ...Array.from({ length: 6 }, (_, i) => ({ type: 'echo', queue, args: [i, `arg-${i}`, { nested: [true, null] }] })));
+    const echoes = await enqueue(
+      clients,
+      ...Array.from({ length: 6 }, (_, i) => ({ type: 'echo', queue, args: [i, `arg-${i}`, { nested: [true, null] }] })),
+    );
 
     for (const job of [...sleepers, ...echoes]) await worker.waitForEvent('acked', { job_id: job.id });
 
@@ -70,7 +73,12 @@ describe.each(LANGUAGES)('the %s example worker', (language) => {
       clients,
       { type: 'fail', queue, args: ['BoomError', 'boom'], retry: { maxAttempts: 3, ...QUICK_RETRY } },
       { type: 'flaky', queue, args: [2], retry: { maxAttempts: 3, ...QUICK_RETRY } },
-      { type: 'fail', queue, args: ['FatalError', 'no point retrying'], retry: { maxAttempts: 5, nonRetryableErrors: ['FatalError'], ...QUICK_RETRY } },
+      {
+        type: 'fail',
+        queue,
+        args: ['FatalError', 'no point retrying'],
+        retry: { maxAttempts: 5, nonRetryableErrors: ['FatalError'], ...QUICK_RETRY },
+      },
     );
 
     await worker.waitForEvent('failed', { job_id: failing!.id, attempt: 3, state: 'discarded' });
@@ -113,13 +121,23 @@ describe.each(LANGUAGES)('the %s example worker', (language) => {
 
   it('stops a job whose execution timeout passed, and fails it as "timeout" within the grace period', async () => {
     const { worker, queue } = await startWorker({ concurrency: 1 });
-    const slow = await enqueueOne(clients, { type: 'sleep', queue, args: [60_000], timeout: 1, gracePeriod: 30, retry: { maxAttempts: 1 } });
+    const slow = await enqueueOne(clients, {
+      type: 'sleep',
+      queue,
+      args: [60_000],
+      timeout: 1,
+      gracePeriod: 30,
+      retry: { maxAttempts: 1 },
+    });
 
     await worker.waitForEvent('stopping', { job_id: slow.id, reason: 'timeout' });
     await worker.waitForEvent('failed', { job_id: slow.id, error_type: 'timeout', state: 'discarded' });
 
     // The worker's own report, long before the server would have reclaimed the job.
-    expect((await getJob(clients, slow.id)).error).toMatchObject({ type: 'timeout', message: "stopped: the job's execution timeout passed" });
+    expect((await getJob(clients, slow.id)).error).toMatchObject({
+      type: 'timeout',
+      message: "stopped: the job's execution timeout passed",
+    });
     expect(await worker.stop('SIGTERM')).toBe(0);
   });
 

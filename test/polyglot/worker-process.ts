@@ -69,7 +69,11 @@ export class WorkerProcess extends JsonLinesProcess {
 
   /** The first event matching, printed already or to come; rejects if the worker exits or `timeoutMs` passes first. */
   waitForEvent(event: string, fields: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<WorkerEvent> {
-    return this.waitFor((line) => matches(line as WorkerEvent, event, fields), JSON.stringify({ event, ...fields }), timeoutMs) as Promise<WorkerEvent>;
+    return this.waitFor(
+      (line) => matches(line as WorkerEvent, event, fields),
+      JSON.stringify({ event, ...fields }),
+      timeoutMs,
+    ) as Promise<WorkerEvent>;
   }
 }
 

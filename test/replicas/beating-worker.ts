@@ -2,6 +2,7 @@ import { WorkerState, type Delivery, type FetchResponse, type SettlementResult }
 import type { StreamReader } from '../support/streams';
 import type { Clients } from '../support/test-server';
 import { TestWorker, type BeatStream } from '../support/test-worker';
+import { errorText } from '../support/error-text';
 import { Progress } from '../support/waiting';
 
 /**
@@ -87,7 +88,7 @@ export class BeatingWorker {
   until<T>(check: () => T | undefined | false, describe: () => string, timeoutMs = 10_000): Promise<T> {
     return this.progress.until(
       () => {
-        if (this.streamFailure !== undefined) throw new Error(`worker ${this.workerId}: a stream failed: ${String(this.streamFailure)}`);
+        if (this.streamFailure !== undefined) throw new Error(`worker ${this.workerId}: a stream failed: ${errorText(this.streamFailure)}`);
         return check();
       },
       describe,
@@ -108,7 +109,13 @@ export class BeatingWorker {
     const listed = [...this.held].filter(([, h]) => h.listed).map(([id]) => id);
     const sequence = this.worker.nextSequence();
     this.unanswered.set(sequence, listed);
-    this.beat.send({ workerId: this.workerId, state: WorkerState.WORKER_STATE_RUNNING, activeJobs: listed.length, activeJobIds: listed, sequence });
+    this.beat.send({
+      workerId: this.workerId,
+      state: WorkerState.WORKER_STATE_RUNNING,
+      activeJobs: listed.length,
+      activeJobIds: listed,
+      sequence,
+    });
   }
 
   private async readDeliveries(): Promise<void> {
@@ -143,7 +150,11 @@ export class BeatingWorker {
       this.record(results, toAck, this.acked);
     }
     if (toFail.length > 0) {
-      const failures = toFail.map((d) => ({ jobId: d.job!.id, leaseToken: d.leaseToken, error: { type: 'Boom', message: 'failed on purpose' } }));
+      const failures = toFail.map((d) => ({
+        jobId: d.job!.id,
+        leaseToken: d.leaseToken,
+        error: { type: 'Boom', message: 'failed on purpose' },
+      }));
       const { results } = await workers.failBatch({ workerId: this.workerId, failures });
       this.record(results, toFail, this.failed);
     }

@@ -55,7 +55,7 @@ function chaosSchedule(random: () => number, replicas: number) {
   const replicaKills = Array.from({ length: REPLICA_KILLS }, () => ({
     at: Math.floor(total * (0.05 + 0.85 * random())),
     index: Math.floor(random() * replicas),
-  })).sort((a, b) => a.at - b.at);
+  })).toSorted((a, b) => a.at - b.at);
   return { replicaKills, redisKillAt: Math.floor(total * (0.3 + 0.3 * random())) };
 }
 
@@ -64,7 +64,6 @@ function chaosSchedule(random: () => number, replicas: number) {
  * Redis was away, a reservation lapsing): it has plenty, retried at once.
  */
 const RETRY = { maxAttempts: 25, initialInterval: 'PT0.1S', jitter: false };
-
 
 describe('crash safety', () => {
   let redis: RedisServerProcess | undefined;
@@ -81,13 +80,9 @@ describe('crash safety', () => {
     console.log(`crash-safety seed ${SEED} (replay with OJS_CRASH_SEED=${SEED})`);
     const random = seededRandom(SEED);
     redis = await RedisServerProcess.start({ appendonly: true });
-    set = await ReplicaSet.start(3, {
-      redisUrl: redis.url,
-      args: [
-        ...['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s', '--visibility-timeout', `${VISIBILITY_MS}ms`],
-        ...['--promote-interval', '20ms', '--reap-interval', '50ms', '--stream-keepalive', '1s'],
-      ],
-    });
+    const protocol = ['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s', '--visibility-timeout', `${VISIBILITY_MS}ms`];
+    const loops = ['--promote-interval', '20ms', '--reap-interval', '50ms', '--stream-keepalive', '1s'];
+    set = await ReplicaSet.start(3, { redisUrl: redis.url, args: [...protocol, ...loops] });
     const replicas = set;
     const queue = `crash-${randomUUID().slice(0, 8)}`;
     const progress = new Progress();
@@ -121,7 +116,7 @@ describe('crash safety', () => {
           await replica.clients.jobs.enqueue({ jobs }, { signal: AbortSignal.timeout(5_000) });
         } catch (error) {
           if (!(error instanceof ClientError && error.code === Status.ALREADY_EXISTS)) {
-            const why = error instanceof ClientError ? Status[error.code] : String((error as Error).name);
+            const why = error instanceof ClientError ? Status[error.code] : (error as Error).name;
             enqueueFailures.set(why, (enqueueFailures.get(why) ?? 0) + 1);
             await pause(20);
             continue;
@@ -140,7 +135,11 @@ describe('crash safety', () => {
 
     const schedule = chaosSchedule(random, replicas.replicas.length);
     const reach = (at: number, what: string): Promise<boolean> =>
-      progress.until(() => units() >= at, () => `progress ${at} for ${what}, got ${units()} (seed ${SEED})`, 30_000);
+      progress.until(
+        () => units() >= at,
+        () => `progress ${at} for ${what}, got ${units()} (seed ${SEED})`,
+        30_000,
+      );
 
     /**
      * Kills replicas at their moments. A killed replica restarts in the
@@ -157,7 +156,10 @@ describe('crash safety', () => {
         const index = Array.from({ length: count }, (_, k) => (kill.index + k) % count).find((i) => replicas.at(i).process.isRunning)!;
         chaosLog.push(`replica ${index} at ${units()}`);
         await replicas.kill(index);
-        restarts.set(index, replicas.restart(index).finally(() => restarts.delete(index)));
+        restarts.set(
+          index,
+          replicas.restart(index).finally(() => restarts.delete(index)),
+        );
       }
       await Promise.all(restarts.values());
     }

@@ -21,13 +21,9 @@ describe('memory on Redis', () => {
   const workers: BeatingWorker[] = [];
 
   beforeAll(async () => {
-    set = await ReplicaSet.start(2, {
-      redisUrl: process.env['OJS_TEST_REDIS_URL']!,
-      args: [
-        ...['--retention-completed', '100ms', '--retention-cancelled', '100ms', '--retention-discarded', '100ms'],
-        ...['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s', '--promote-interval', '20ms', '--reap-interval', '50ms'],
-      ],
-    });
+    const retention = ['--retention-completed', '100ms', '--retention-cancelled', '100ms', '--retention-discarded', '100ms'];
+    const timings = ['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s', '--promote-interval', '20ms', '--reap-interval', '50ms'];
+    set = await ReplicaSet.start(2, { redisUrl: process.env['OJS_TEST_REDIS_URL']!, args: [...retention, ...timings] });
     redis = new Redis(process.env['OJS_TEST_REDIS_URL']!);
   });
   afterAll(async () => {
@@ -41,7 +37,7 @@ describe('memory on Redis', () => {
     const found: string[] = [];
     // The prefix holds braces and letters only; a glob needs no escaping for it.
     for await (const batch of redis.scanStream({ match: `${set.prefix}:*`, count: 1_000 }) as AsyncIterable<string[]>) found.push(...batch);
-    return found.map((key) => key.slice(set.prefix.length + 1)).sort();
+    return found.map((key) => key.slice(set.prefix.length + 1)).toSorted();
   }
 
   it('keeps nothing of finished jobs past retention or of dead workers', async () => {
@@ -53,7 +49,10 @@ describe('memory on Redis', () => {
     const dying = await BeatingWorker.start(a.clients, { queues: [queue], decide: () => 'hold' });
     workers.push(dying);
     await enqueue(b.clients, ...Array.from({ length: 10 }, () => ({ queue })));
-    await dying.until(() => dying.confirmedJobIds().length === 10, () => 'the dying worker to confirm its jobs');
+    await dying.until(
+      () => dying.confirmedJobIds().length === 10,
+      () => 'the dying worker to confirm its jobs',
+    );
     dying.silence();
 
     // Completed, discarded by a failure, cancelled, and expired (enqueue TTL) jobs.
@@ -72,7 +71,7 @@ describe('memory on Redis', () => {
     worker.silence();
 
     // Jobs and workers alike go; what stays is bounded by the number of queues.
-    const bookkeeping = ['counts:' + queue, 'counts:' + unserved, 'queues', 'seq'].sort();
+    const bookkeeping = ['counts:' + queue, 'counts:' + unserved, 'queues', 'seq'].toSorted();
     let last: string[] = [];
     await eventually(
       async () => {

@@ -6,6 +6,7 @@ import { WorkerState, type FetchResponse } from '../../gen/ojs/server/v1/worker_
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { ServerProcess } from '../../tools/server-process';
 import { enqueueOne, getJob, jobSpec } from '../support/jobs';
+import { objectContaining } from '../support/matchers';
 import { rpcError } from '../support/rpc-error';
 import { StreamReader } from '../support/streams';
 import { connectTo, type Clients } from '../support/test-server';
@@ -35,10 +36,14 @@ describe('a Redis outage', () => {
     redis = await RedisServerProcess.start({ appendonly: true });
     // Keepalives (which also make a Fetch stream look for work) are a minute apart, so a job
     // delivered after the outage was found by the recovery itself, not by a periodic retry.
-    server = await ServerProcess.start(
-      { OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() },
-      ['--stream-keepalive', '60s', '--heartbeat-interval', '1s', '--heartbeat-timeout', '10s'],
-    );
+    server = await ServerProcess.start({ OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() }, [
+      '--stream-keepalive',
+      '60s',
+      '--heartbeat-interval',
+      '1s',
+      '--heartbeat-timeout',
+      '10s',
+    ]);
     clients = connectTo(server.address);
   });
   afterEach(() => {
@@ -79,13 +84,19 @@ describe('a Redis outage', () => {
     expect((await clients.health.check({ service: '' }, promptly())).status).toBe(Serving.NOT_SERVING);
     expect((await clients.health.check({ service: 'ojs.server.v1.JobService' }, promptly())).status).toBe(Serving.NOT_SERVING);
     // Calls fail at once, as retryable UNAVAILABLE.
-    const unavailable = { code: Status.UNAVAILABLE, reason: 'unavailable', metadata: expect.objectContaining({ retryable: 'true' }) };
+    const unavailable = { code: Status.UNAVAILABLE, reason: 'unavailable', metadata: objectContaining({ retryable: 'true' }) };
     expect(await rpcError(clients.jobs.enqueue({ jobs: [jobSpec({ queue })] }, promptly()))).toMatchObject(unavailable);
     expect(await rpcError(clients.jobs.getJob({ jobId: probe.id }, promptly()))).toMatchObject(unavailable);
     expect(await rpcError(clients.operator.listQueues({}, promptly()))).toMatchObject(unavailable);
     expect(await rpcError(worker.ack(delivery!))).toMatchObject(unavailable);
     // A beat cannot be recorded: the Beat stream ends with UNAVAILABLE and the worker will reconnect.
-    beat.send({ workerId: worker.workerId, state: WorkerState.WORKER_STATE_RUNNING, activeJobs: 1, activeJobIds: [probe.id], sequence: 99 });
+    beat.send({
+      workerId: worker.workerId,
+      state: WorkerState.WORKER_STATE_RUNNING,
+      activeJobs: 1,
+      activeJobIds: [probe.id],
+      sequence: 99,
+    });
     expect(await rpcError(beat.responses.next())).toMatchObject({ code: Status.UNAVAILABLE });
     await server.waitForLog((l) => l.msg.startsWith('store unreachable'), 'that the store is unreachable');
     expect(server.isRunning).toBe(true);
@@ -97,7 +108,11 @@ describe('a Redis outage', () => {
     // The Fetch stream that waited through the outage receives a job enqueued now: through the
     // jobsAvailable signal, so the replica must be subscribed again before it says SERVING.
     const job = await enqueueOne(clients, { queue });
-    const delivered = await within(fetch.nextMatching(hasDeliveries), 5_000, 'the job to reach the Fetch stream that waited through the outage');
+    const delivered = await within(
+      fetch.nextMatching(hasDeliveries),
+      5_000,
+      'the job to reach the Fetch stream that waited through the outage',
+    );
     expect(delivered.deliveries.map((d) => d.job!.id)).toEqual([job.id]);
     expect(await getJob(clients, job.id)).toMatchObject({ state: JobState.JOB_STATE_ACTIVE, workerId: worker.workerId });
     // The worker beats again on a new stream, and the job it held through the outage is still its own.
@@ -111,7 +126,12 @@ describe('a Redis outage', () => {
     await redis.stop();
     let spawned!: (server: ServerProcess) => void;
     const spawnedServer = new Promise<ServerProcess>((resolve) => (spawned = resolve));
-    const starting = ServerProcess.start({ OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() }, [], 20_000, spawned);
+    const starting = ServerProcess.start(
+      { OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() },
+      [],
+      20_000,
+      spawned,
+    );
     // The process tried, failed and goes on trying; it listens only once its store is reachable.
     await (await spawnedServer).waitForLog((l) => l.msg === 'store unreachable at start-up; retrying', 'that it waits for Redis');
     await redis.startAgain();

@@ -89,7 +89,7 @@ export class ReplicaSet {
 
   /** Stops every process ever started (SIGKILL, by PID) and closes the channels. */
   async stopAll(): Promise<void> {
-    await Promise.allSettled([...this.launching]);
+    await Promise.allSettled(this.launching);
     for (const replica of this.replicas) replica.clients.channel.close();
     await Promise.all(this.processes.map((p) => p.stop('SIGKILL')));
   }

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { JobState, type Job } from '../../gen/ojs/server/v1/job';
-import { WorkerState, type BeatRequest, type BeatResponse, type Delivery, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
+import {
+  WorkerState,
+  type BeatRequest,
+  type BeatResponse,
+  type Delivery,
+  type FetchResponse,
+} from '../../gen/ojs/server/v1/worker_service';
 import { enqueue, enqueueOne, getJob } from '../support/jobs';
 import { RequestStream, StreamReader } from '../support/streams';
 import { TestWorker } from '../support/test-worker';
@@ -73,7 +79,11 @@ describe('signals between replicas', () => {
     const queue = newQueue();
     const { fetch } = await idleFetchingWorker(b, queue);
     const job = await enqueueOne(a.clients, { queue });
-    const delivered = await within(fetch.nextMatching(hasDeliveries), 10_000, 'the job enqueued through one replica at the Fetch stream on another');
+    const delivered = await within(
+      fetch.nextMatching(hasDeliveries),
+      10_000,
+      'the job enqueued through one replica at the Fetch stream on another',
+    );
     expect(idsOf(delivered.deliveries)).toEqual([job.id]);
   });
 
@@ -81,7 +91,10 @@ describe('signals between replicas', () => {
     const [a, c] = [set.at(0), set.at(2)];
     const worker = await TestWorker.register(c.clients, { queues: [newQueue()] });
     const beat = await boundBeat(c, worker.workerId);
-    await a.clients.operator.setWorkerState({ target: { $case: 'workerId', value: worker.workerId }, state: WorkerState.WORKER_STATE_QUIET });
+    await a.clients.operator.setWorkerState({
+      target: { $case: 'workerId', value: worker.workerId },
+      state: WorkerState.WORKER_STATE_QUIET,
+    });
     // The worker has sent nothing since: the next message is a push (in_reply_to 0), not a reply.
     const push = await within(beat.next(), 10_000, 'the directive on the Beat stream');
     expect(push).toMatchObject({ inReplyTo: 0, state: WorkerState.WORKER_STATE_QUIET, cancelledJobIds: [] });
@@ -109,13 +122,9 @@ describe('background work on every replica', () => {
   beforeAll(async () => {
     // Short protocol timings so that deaths, lapses and promotions happen
     // within a test; every replica runs every background loop.
-    set = await ReplicaSet.start(3, {
-      redisUrl: process.env['OJS_TEST_REDIS_URL']!,
-      args: [
-        ...['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s'],
-        ...['--promote-interval', '20ms', '--reap-interval', '50ms', '--stream-keepalive', '60s'],
-      ],
-    });
+    const protocol = ['--heartbeat-interval', '200ms', '--heartbeat-timeout', '1s'];
+    const loops = ['--promote-interval', '20ms', '--reap-interval', '50ms', '--stream-keepalive', '60s'];
+    set = await ReplicaSet.start(3, { redisUrl: process.env['OJS_TEST_REDIS_URL']!, args: [...protocol, ...loops] });
   });
   afterEach(() => {
     for (const worker of workers.splice(0)) worker.silence();
@@ -142,7 +151,10 @@ describe('background work on every replica', () => {
     const retried = await enqueue(set.at(0).clients, ...Array.from({ length: count }, () => ({ queue, args: ['retry'], retry: retrying })));
     // Scheduled together, so that they all fall due in the same promotion pass of some replica.
     const scheduledAt = new Date(Date.now() + 300);
-    const scheduled = await enqueue(set.at(1).clients, ...Array.from({ length: count }, () => ({ queue, args: ['scheduled'], scheduledAt })));
+    const scheduled = await enqueue(
+      set.at(1).clients,
+      ...Array.from({ length: count }, () => ({ queue, args: ['scheduled'], scheduledAt })),
+    );
 
     const all = () => pool.flatMap((w) => w.deliveries);
     const acked = () => new Set(pool.flatMap((w) => idsOf(w.acked)));
@@ -156,7 +168,13 @@ describe('background work on every replica', () => {
     expect(scheduled.map((j) => counts.get(j.id))).toEqual(scheduled.map(() => 1));
     expect(pool.flatMap((w) => w.refused)).toEqual([]);
     const { queues } = await set.at(2).clients.operator.listQueues({});
-    expect(queues.find((q) => q.name === queue)).toMatchObject({ completed: 2 * count, available: 0, active: 0, retryable: 0, scheduled: 0 });
+    expect(queues.find((q) => q.name === queue)).toMatchObject({
+      completed: 2 * count,
+      available: 0,
+      active: 0,
+      retryable: 0,
+      scheduled: 0,
+    });
   });
 
   it("recovers a dead worker's jobs exactly once, spending one attempt", async () => {
@@ -164,7 +182,10 @@ describe('background work on every replica', () => {
     const dying = await startWorker(set.at(0), { queues: [queue], decide: () => 'hold' });
     const jobs = await enqueue(set.at(1).clients, ...Array.from({ length: 20 }, () => ({ queue })));
     // Confirmed by a beat: so the jobs count as the worker's, and its death as a failed attempt.
-    await dying.until(() => dying.confirmedJobIds().length === jobs.length, () => `the worker to confirm ${jobs.length} jobs`);
+    await dying.until(
+      () => dying.confirmedJobIds().length === jobs.length,
+      () => `the worker to confirm ${jobs.length} jobs`,
+    );
     dying.silence();
     // Registered only now, so the jobs can reach it only through the recovery.
     const survivor = await startWorker(set.at(2), { queues: [queue] });
@@ -214,7 +235,7 @@ describe('background work on every replica', () => {
       while (new Set(seen).size < jobs.length) seen.push((await events.nextMatching((m) => m.event !== undefined)).event!.jobId);
     };
     await within(collect(), 10_000, `${jobs.length} ttl_expired events`).finally(() => events.close());
-    expect(seen.sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect(seen.toSorted()).toEqual(jobs.map((j) => j.id).toSorted());
     for (const job of jobs) {
       expect(await jobAt(set.at(1), job.id)).toMatchObject({
         state: JobState.JOB_STATE_DISCARDED,
@@ -230,15 +251,23 @@ describe('background work on every replica', () => {
       const queue = newQueue();
       const dying = await startWorker(one!, { queues: [queue], decide: () => 'hold' });
       const held = await enqueueOne(other!.clients, { queue });
-      await dying.until(() => dying.confirmedJobIds().length === 1, () => 'the worker to confirm its job');
+      await dying.until(
+        () => dying.confirmedJobIds().length === 1,
+        () => 'the worker to confirm its job',
+      );
       dying.silence();
       const survivor = await startWorker(other!, { queues: [queue] });
       const scheduled = await enqueueOne(one!.clients, { queue, scheduledAt: new Date(Date.now() + 200) });
       await survivor.until(
         () => survivor.acked.length === 2,
-        () => `the recovered and the scheduled job with replica ${dead} dead, got ${idsOf(survivor.acked)}`,
+        () => `the recovered and the scheduled job with replica ${dead} dead, got ${idsOf(survivor.acked).join(',')}`,
       );
-      expect(new Map(survivor.acked.map((d) => [d.job!.id, d.job!.attempt]))).toEqual(new Map([[held.id, 2], [scheduled.id, 1]]));
+      expect(new Map(survivor.acked.map((d) => [d.job!.id, d.job!.attempt]))).toEqual(
+        new Map([
+          [held.id, 2],
+          [scheduled.id, 1],
+        ]),
+      );
       await set.restart(dead);
     }
   });

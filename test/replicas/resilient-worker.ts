@@ -9,7 +9,6 @@ const CALL_TIMEOUT_MS = 5_000;
 /** Pause before reconnecting, so that a worker does not spin while every replica is unavailable. */
 const RECONNECT_PAUSE_MS = 50;
 
-
 /**
  * A worker that survives replicas dying under it, as a real one must: it
  * works through one live replica at a time (Fetch, Beat, AckBatch), and
@@ -112,7 +111,14 @@ export class ResilientWorker {
   private async register(replica: Replica, signal: AbortSignal): Promise<void> {
     try {
       await replica.clients.workers.register(
-        { workerId: this.workerId, hostname: 'crash-test', pid: process.pid, queues: [this.queue], concurrency: this.concurrency, labels: [] },
+        {
+          workerId: this.workerId,
+          hostname: 'crash-test',
+          pid: process.pid,
+          queues: [this.queue],
+          concurrency: this.concurrency,
+          labels: [],
+        },
         { signal: AbortSignal.any([signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]) },
       );
     } catch (error) {

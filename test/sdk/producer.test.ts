@@ -21,7 +21,7 @@ describe('the SDK producer', () => {
 
   it('gives each of many concurrent enqueues its own stored job', async () => {
     const stored = await Promise.all(Array.from({ length: 300 }, (_, i) => producer.enqueue({ type: 'producer.job', args: [i] })));
-    expect(stored.map((job) => job.args[0])).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    expect(stored.map((job): unknown => job.args[0])).toEqual(Array.from({ length: 300 }, (_, i) => i));
     expect(new Set(stored.map((job) => job.id)).size).toBe(300);
     expect((await getJob(clients, stored[299]!.id)).state).toBe(JobState.JOB_STATE_AVAILABLE);
   });
@@ -61,7 +61,10 @@ describe('the SDK producer', () => {
     const id = '01961234-5678-7abc-8ef0-123456789abc';
     await expect(producer.enqueueAll([{ type: 'producer.atomic', id }, { type: 'BAD' }])).rejects.toThrow(ClientError);
     expect((await clients.jobs.getJob({ jobId: id }).catch((e: ClientError) => e)) instanceof ClientError).toBe(true);
-    const stored = await producer.enqueueAll([{ type: 'producer.atomic', args: [1] }, { type: 'producer.atomic', args: [2] }]);
-    expect(stored.map((job) => job.args)).toEqual([[1], [2]]);
+    const stored = await producer.enqueueAll([
+      { type: 'producer.atomic', args: [1] },
+      { type: 'producer.atomic', args: [2] },
+    ]);
+    expect(stored.map((job): unknown[] => job.args)).toEqual([[1], [2]]);
   });
 });

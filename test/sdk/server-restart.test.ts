@@ -41,7 +41,10 @@ describe('an SDK worker whose server goes away', () => {
     server = await serve(store);
     await worker.event('done', job.id);
     const clients = server.connect();
-    await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(
+      () => getJob(clients, job.id),
+      (j) => j.state === JobState.JOB_STATE_COMPLETED,
+    );
     expect((await getJob(clients, job.id)).attempt).toBe(1);
   });
 
@@ -57,7 +60,10 @@ describe('an SDK worker whose server goes away', () => {
     );
     const job = await enqueueOne(clients, { type: 'test.echo', args: [1] });
     await worker.event('done', job.id);
-    await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(
+      () => getJob(clients, job.id),
+      (j) => j.state === JobState.JOB_STATE_COMPLETED,
+    );
     expect(worker.count((l) => l['msg'] === 'the server no longer knows this worker; registering again')).toBeGreaterThan(0);
   });
 });

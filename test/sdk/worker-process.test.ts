@@ -34,13 +34,20 @@ describe('the SDK worker process', () => {
   }
 
   const stateOf = async (jobId: string) => (await getJob(clients, jobId)).state;
-  const workerInfo = async (workerId: string) => (await clients.operator.listWorkers({ label: '', queue: '' })).workers.find((w) => w.workerId === workerId);
+  const workerInfo = async (workerId: string) =>
+    (await clients.operator.listWorkers({ label: '', queue: '' })).workers.find((w) => w.workerId === workerId);
 
   it('runs jobs within its concurrency and acknowledges them with their results', async () => {
     const { worker, jobs } = await startWorker({ OJS_CONCURRENCY: '3' });
-    const stored = await jobs(...Array.from({ length: 9 }, () => ({ type: 'test.sleep', args: [30] })), { type: 'test.echo', args: ['hi', 2] });
+    const stored = await jobs(...Array.from({ length: 9 }, () => ({ type: 'test.sleep', args: [30] })), {
+      type: 'test.echo',
+      args: ['hi', 2],
+    });
     for (const job of stored) await worker.event('done', job.id);
-    await eventuallyHolds(() => stateOf(stored[9]!.id), (s) => s === JobState.JOB_STATE_COMPLETED);
+    await eventuallyHolds(
+      () => stateOf(stored[9]!.id),
+      (s) => s === JobState.JOB_STATE_COMPLETED,
+    );
     expect((await getJob(clients, stored[9]!.id)).result).toEqual({ echoed: ['hi', 2] });
     const peak = Math.max(...worker.lines.filter((l) => l['test'] === 'start').map((l) => Number(l['running'])));
     expect(peak).toBeLessThanOrEqual(3);
@@ -51,7 +58,10 @@ describe('the SDK worker process', () => {
     const { worker, jobs } = await startWorker();
     const [job] = await jobs({ type: 'test.fail', args: ['payment.declined'], retry: { maxAttempts: 1 } });
     await worker.event('threw', job!.id);
-    const failed = await eventuallyHolds(() => getJob(clients, job!.id), (j) => j.state === JobState.JOB_STATE_DISCARDED);
+    const failed = await eventuallyHolds(
+      () => getJob(clients, job!.id),
+      (j) => j.state === JobState.JOB_STATE_DISCARDED,
+    );
     expect(failed.error).toMatchObject({ type: 'payment.declined', message: 'failed on purpose' });
     expect(failed.error!.backtrace.length).toBeGreaterThan(0);
   });
@@ -71,7 +81,9 @@ describe('the SDK worker process', () => {
     expect(interrupted.error).toMatchObject({ type: 'shutdown' });
     expect(worker.lines.find((l) => l['test'] === 'threw' && l['jobId'] === long!.id)).toMatchObject({ reason: 'shutdown' });
     expect(await stateOf(waiting!.id)).toBe(JobState.JOB_STATE_AVAILABLE);
-    const messages = worker.lines.map((l) => l['msg'] ?? (l['test'] === 'phase' ? `phase ${String(l['phase'])}` : undefined)).filter(Boolean);
+    const messages = worker.lines
+      .map((l) => l['msg'] ?? (l['test'] === 'phase' ? `phase ${String(l['phase'])}` : undefined))
+      .filter(Boolean);
     expect(messages).toEqual(
       expect.arrayContaining(['signal: stopping gracefully', 'phase stopping', 'stopping: no new jobs', 'phase stopped', 'worker stopped']),
     );
@@ -113,7 +125,10 @@ describe('the SDK worker process', () => {
     const [running] = await jobs({ type: 'test.sleep', args: [200] });
     await worker.event('start', running!.id);
     worker.signal('SIGTSTP');
-    await eventuallyHolds(() => workerInfo(worker.workerId), (w) => w?.state === WorkerState.WORKER_STATE_QUIET);
+    await eventuallyHolds(
+      () => workerInfo(worker.workerId),
+      (w) => w?.state === WorkerState.WORKER_STATE_QUIET,
+    );
     const [held] = await jobs({ type: 'test.echo' });
     await worker.event('done', running!.id);
     expect(await stateOf(held!.id)).toBe(JobState.JOB_STATE_AVAILABLE);
@@ -126,9 +141,15 @@ describe('the SDK worker process', () => {
     await clients.operator.setWorkerState({ target: { $case: 'workerId', value: worker.workerId }, state: WorkerState.WORKER_STATE_QUIET });
     await worker.event('phase', undefined, { phase: 'quiet' });
     const [job] = await jobs({ type: 'test.echo' });
-    await clients.operator.setWorkerState({ target: { $case: 'workerId', value: worker.workerId }, state: WorkerState.WORKER_STATE_RUNNING });
+    await clients.operator.setWorkerState({
+      target: { $case: 'workerId', value: worker.workerId },
+      state: WorkerState.WORKER_STATE_RUNNING,
+    });
     await worker.event('done', job!.id);
-    await clients.operator.setWorkerState({ target: { $case: 'workerId', value: worker.workerId }, state: WorkerState.WORKER_STATE_TERMINATE });
+    await clients.operator.setWorkerState({
+      target: { $case: 'workerId', value: worker.workerId },
+      state: WorkerState.WORKER_STATE_TERMINATE,
+    });
     expect(await worker.exitCode()).toBe(0);
     expect(await workerInfo(worker.workerId)).toBeUndefined();
   });
@@ -145,7 +166,13 @@ describe('the SDK worker process', () => {
 
   it('aborts a handler at its timeout, fails it with timeout, and hands its checkpoint to the next attempt', async () => {
     const { worker, jobs } = await startWorker();
-    const [job] = await jobs({ type: 'test.checkpoint', args: [60_000], timeout: 1, gracePeriod: 1, retry: { maxAttempts: 2, initialInterval: 'PT0.1S' } });
+    const [job] = await jobs({
+      type: 'test.checkpoint',
+      args: [60_000],
+      timeout: 1,
+      gracePeriod: 1,
+      retry: { maxAttempts: 2, initialInterval: 'PT0.1S' },
+    });
     expect(await worker.event('threw', job!.id)).toMatchObject({ reason: 'timeout' });
     const retried = await worker.event('start', job!.id, { attempt: 2 });
     expect(retried['lastCheckpoint']).toEqual({ resumeFrom: 1 });
@@ -189,7 +216,10 @@ describe('the SDK worker under the default timings', () => {
     const busy = await enqueue(clients, ...Array.from({ length: 60 }, () => ({ queue: 'busy', type: 'test.sleep', args: [100] })));
     for (const job of [blocking, ...busy]) await worker.event('done', job.id);
     for (const job of [blocking, ...busy]) {
-      const settled = await eventuallyHolds(() => getJob(clients, job.id), (j) => j.state === JobState.JOB_STATE_COMPLETED);
+      const settled = await eventuallyHolds(
+        () => getJob(clients, job.id),
+        (j) => j.state === JobState.JOB_STATE_COMPLETED,
+      );
       expect(settled).toMatchObject({ attempt: 1, errors: [] });
     }
     const info = (await clients.operator.listWorkers({ label: '', queue: '' })).workers.find((w) => w.workerId === worker!.workerId);

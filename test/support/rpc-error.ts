@@ -18,8 +18,8 @@ export async function rpcError(call: Promise<unknown> | (() => Promise<unknown>)
   } catch (error) {
     if (!(error instanceof ClientError)) throw error;
     const extra = error instanceof RichClientError ? error.extra : [];
-    const info = extra.find((d) => d.$type === ErrorInfo.$type) as ErrorInfo | undefined;
-    const badRequest = extra.find((d) => d.$type === BadRequest.$type) as BadRequest | undefined;
+    const info = extra.find((d): d is ErrorInfo => d.$type === ErrorInfo.$type);
+    const badRequest = extra.find((d): d is BadRequest => d.$type === BadRequest.$type);
     const failure: RpcFailure = {
       code: error.code,
       message: error.details,

@@ -10,7 +10,10 @@ export class StreamReader<T> {
   /** The read in progress. nice-grpc opens a call on the first read, so one is always pending. */
   private pending: Promise<IteratorResult<T>>;
 
-  constructor(stream: AsyncIterable<T>, private readonly abort: AbortController) {
+  constructor(
+    stream: AsyncIterable<T>,
+    private readonly abort: AbortController,
+  ) {
     this.iterator = stream[Symbol.asyncIterator]();
     this.pending = this.read();
   }

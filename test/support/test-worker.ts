@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Status } from 'nice-grpc';
 import type { BeatRequest, BeatResponse, Delivery, FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
+import { HandlerCode } from '../../gen/ojs/server/v1/job';
 import type { Clients } from './test-server';
 import { RequestStream, StreamReader } from './streams';
 
@@ -40,7 +41,10 @@ export class TestWorker {
 
   openFetch(request: { queues?: string[]; maxWaitMs?: number } = {}): StreamReader<FetchResponse> {
     const abort = new AbortController();
-    const maxWait = request.maxWaitMs === undefined ? undefined : { seconds: Math.floor(request.maxWaitMs / 1000), nanos: (request.maxWaitMs % 1000) * 1e6 };
+    const maxWait =
+      request.maxWaitMs === undefined
+        ? undefined
+        : { seconds: Math.floor(request.maxWaitMs / 1000), nanos: (request.maxWaitMs % 1000) * 1e6 };
     const stream = this.clients.workers.fetch({ workerId: this.workerId, queues: request.queues ?? [], maxWait }, { signal: abort.signal });
     return new StreamReader(stream, abort);
   }
@@ -61,12 +65,12 @@ export class TestWorker {
     return this.clients.workers.ack({ workerId: this.workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken, result });
   }
 
-  fail(delivery: Delivery, error: { type: string; message?: string; code?: number }) {
+  fail(delivery: Delivery, error: { type: string; message?: string; code?: HandlerCode }) {
     return this.clients.workers.fail({
       workerId: this.workerId,
       jobId: delivery.job!.id,
       leaseToken: delivery.leaseToken,
-      error: { type: error.type, message: error.message ?? 'failed', code: error.code ?? 0 },
+      error: { type: error.type, message: error.message ?? 'failed', code: error.code ?? HandlerCode.HANDLER_CODE_UNSPECIFIED },
     });
   }
 }

@@ -1,4 +1,5 @@
 import { pause } from '../../lib/pause';
+import { errorText } from './error-text';
 
 /**
  * Waiting on events rather than sleeping. A `Progress` is told when some
@@ -10,7 +11,8 @@ export class Progress {
   private readonly waiters = new Set<() => void>();
 
   changed(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    // A copy: waiters remove themselves as they run.
+    for (const waiter of Array.from(this.waiters)) waiter();
   }
 
   /** Resolves with the first truthy result of `check`, re-run on every change. */
@@ -22,7 +24,7 @@ export class Progress {
           result = check();
         } catch (error) {
           finish();
-          reject(error);
+          reject(error instanceof Error ? error : new Error(errorText(error)));
           return true;
         }
         if (result === undefined || result === false) return false;
@@ -68,7 +70,7 @@ export async function eventually<T>(
       lastError = error;
     }
     if (Date.now() >= deadline) {
-      const cause = lastError === undefined ? '' : ` (last check failed: ${String(lastError)})`;
+      const cause = lastError === undefined ? '' : ` (last check failed: ${errorText(lastError)})`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${describe()}${cause}`);
     }
     await pause(intervalMs);

@@ -1,5 +1,5 @@
 import { duplicateJob, duplicateWorker, invalidTransition, jobNotFound, leaseNotHeld, workerNotFound } from '../../domain/errors';
-import type { Job, TerminalState } from '../../domain/job';
+import { TERMINAL_STATES, type Job, type TerminalState } from '../../domain/job';
 import { assertTransition } from '../../domain/job-state-machine';
 import { claimLease, confirmedLease, leaseProblem, leaseToken } from '../../domain/lease';
 import type { RetentionPolicy } from '../../domain/retention';
@@ -76,7 +76,16 @@ export class MemoryJobStore implements JobStore {
         const attempt = slot.job.attempt + 1;
         const started = { ...slot.job, startedAt: params.now };
         const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
-        jobs.push(this.tables.update(slot, { state: 'active', attempt, startedAt: params.now, lease, progress: undefined, progressData: undefined }));
+        jobs.push(
+          this.tables.update(slot, {
+            state: 'active',
+            attempt,
+            startedAt: params.now,
+            lease,
+            progress: undefined,
+            progressData: undefined,
+          }),
+        );
         entry.held.add(slot.job.id);
       }
     }
@@ -111,7 +120,14 @@ export class MemoryJobStore implements JobStore {
       this.tables.releaseHeld(params.workerId, item.jobId);
       // ojs-progress 8.1: a completed job that reported progress is at 1.0.
       const progress = before.progress === undefined ? undefined : 1;
-      this.tables.update(slot, { state: 'completed', completedAt: params.now, result: item.result, error: undefined, lease: undefined, progress });
+      this.tables.update(slot, {
+        state: 'completed',
+        completedAt: params.now,
+        result: item.result,
+        error: undefined,
+        lease: undefined,
+        progress,
+      });
       return { ok: true, transition: transition(before, slot.job) };
     });
     this.flush();
@@ -221,7 +237,13 @@ export class MemoryJobStore implements JobStore {
       const slot = this.tables.jobs.get(item.jobId);
       if (slot === undefined || slot.job.state !== item.expectedState || !WAITING_STATES.has(slot.job.state)) continue;
       const before = slot.job;
-      this.tables.update(slot, { state: 'discarded', completedAt: params.now, error: item.error, errors: item.errors, nextRetryAt: undefined });
+      this.tables.update(slot, {
+        state: 'discarded',
+        completedAt: params.now,
+        error: item.error,
+        errors: item.errors,
+        nextRetryAt: undefined,
+      });
       transitions.push(transition(before, slot.job));
     }
     this.flush();
@@ -240,7 +262,12 @@ export class MemoryJobStore implements JobStore {
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
-    return this.surface(this.tables.leases, now, limit, (job, entry) => job.lease?.token === entry.token && job.lease.expiresAt === entry.at);
+    return this.surface(
+      this.tables.leases,
+      now,
+      limit,
+      (job, entry) => job.lease?.token === entry.token && job.lease.expiresAt === entry.at,
+    );
   }
 
   async listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]> {
@@ -278,10 +305,9 @@ export class MemoryJobStore implements JobStore {
     let pruned = 0;
     while (pruned < limit) {
       // The oldest entry among the three states goes first when over the cap.
-      const heads = (Object.keys(this.tables.finished) as TerminalState[])
-        .map((state) => ({ state, head: this.tables.finished[state].peek() }))
+      const heads = TERMINAL_STATES.map((state) => ({ state, head: this.tables.finished[state].peek() }))
         .filter((h) => h.head !== undefined && (excess > 0 || h.head.at <= now - retentionMs[h.state]))
-        .sort((a, b) => a.head!.at - b.head!.at);
+        .toSorted((a, b) => a.head!.at - b.head!.at);
       const next = heads[0];
       if (next === undefined) break;
       const entry = this.tables.finished[next.state].pop()!;
@@ -442,7 +468,12 @@ export class MemoryJobStore implements JobStore {
    * The jobs of the due entries of `heap` that `isLive` accepts. Entries are
    * put back, so a job stays findable until a change actually applies to it.
    */
-  private surface<E extends { at: number; id: string }>(heap: MinHeap<E>, now: number, limit: number, isLive: (job: Job, entry: E) => boolean): Job[] {
+  private surface<E extends { at: number; id: string }>(
+    heap: MinHeap<E>,
+    now: number,
+    limit: number,
+    isLive: (job: Job, entry: E) => boolean,
+  ): Job[] {
     const surfaced: E[] = [];
     const found: Job[] = [];
     while (found.length < limit && (heap.peek()?.at ?? Infinity) <= now) {

@@ -1,5 +1,5 @@
 import type { FailureOutcome } from '../../domain/failure';
-import { JOB_STATES, type Job, type JobState, type TerminalState } from '../../domain/job';
+import type { Job, JobState, TerminalState } from '../../domain/job';
 import type { Worker } from '../../domain/worker';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
 import { transitionOf, type JobTransition } from '../../domain/transition';
@@ -140,15 +140,13 @@ export class MemoryTables {
   }
 
   queueCounts(): QueueCounts[] {
-    return [...this.counts.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([queue, counts]) => ({ queue, ...counts }));
+    return [...this.counts.entries()].toSorted(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([queue, counts]) => ({ queue, ...counts }));
   }
 
   private countsOf(queue: string): Record<JobState, number> {
     let counts = this.counts.get(queue);
     if (counts === undefined) {
-      counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+      counts = { scheduled: 0, available: 0, pending: 0, active: 0, completed: 0, retryable: 0, cancelled: 0, discarded: 0 };
       this.counts.set(queue, counts);
     }
     return counts;

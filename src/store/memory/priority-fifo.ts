@@ -37,7 +37,7 @@ export class PriorityFifo<T> {
     if (fifo === undefined) {
       fifo = new Fifo<T>();
       this.byPriority.set(priority, fifo);
-      this.priorities = [...this.priorities, priority].sort((a, b) => b - a);
+      this.priorities = [...this.priorities, priority].toSorted((a, b) => b - a);
     }
     fifo.push(item);
   }

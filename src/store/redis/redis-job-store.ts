@@ -292,10 +292,7 @@ export class RedisJobStore implements JobStore {
   }
 
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
-    const reply = (await this.call('direct-worker', [
-      params.workerId,
-      ...stateChangeArgs(params),
-    ])) as string[];
+    const reply = (await this.call('direct-worker', [params.workerId, ...stateChangeArgs(params)])) as string[];
     if (reply[0] === 'not_found') throw refusalError({ status: 'not_found', workerId: params.workerId });
     return reply[0] as 'applied' | 'conflict';
   }

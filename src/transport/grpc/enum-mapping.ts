@@ -39,7 +39,13 @@ const ON_EXHAUSTION: Record<OnExhaustion, ProtoOnExhaustion> = {
 };
 
 function invert<K extends string, V extends number>(table: Record<K, V>): Map<V, K> {
-  return new Map(Object.entries(table).map(([key, value]) => [value as V, key as K]));
+  const inverse = new Map<V, K>();
+  for (const key of Object.keys(table)) if (isKeyOf(table, key)) inverse.set(table[key], key);
+  return inverse;
+}
+
+function isKeyOf<K extends string>(table: Record<K, unknown>, key: string): key is K {
+  return Object.hasOwn(table, key);
 }
 
 const WORKER_STATE_OF = invert(WORKER_STATES);

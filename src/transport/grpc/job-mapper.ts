@@ -1,6 +1,6 @@
 import type { Job, JobError } from '../../domain/job';
 import type { FailureReport } from '../../domain/job-error';
-import type { JsonObject } from '../../domain/json';
+import type { JsonValue } from '../../domain/json';
 import type { JobSubmission } from '../../domain/job-submission';
 import { visibilityDeadline } from '../../domain/lease';
 import {
@@ -10,20 +10,20 @@ import {
   type RetryPolicy,
   type RetryPolicyInput,
 } from '../../domain/retry-policy';
-import type {
-  Job as ProtoJob,
-  JobError as ProtoJobError,
-  RetryPolicy as ProtoRetryPolicy,
-} from '../../../gen/ojs/server/v1/job';
+import type { Job as ProtoJob, JobError as ProtoJobError, RetryPolicy as ProtoRetryPolicy } from '../../../gen/ojs/server/v1/job';
 import type { Delivery } from '../../../gen/ojs/server/v1/worker_service';
-import {
-  fromProtoHandlerCode,
-  fromProtoOnExhaustion,
-  toProtoHandlerCode,
-  toProtoJobState,
-  toProtoOnExhaustion,
-} from './enum-mapping';
+import { fromProtoHandlerCode, fromProtoOnExhaustion, toProtoHandlerCode, toProtoJobState, toProtoOnExhaustion } from './enum-mapping';
 import { fromDate, toDate } from './time-mapping';
+
+/**
+ * The JSON a google.protobuf.Value field carries. ts-proto types such fields
+ * as `any`, but its Value.unwrap only builds JSON values: null, numbers,
+ * strings, booleans, and arrays and objects of them.
+ */
+export function fromProtoValue(value: unknown): JsonValue {
+  // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- ts-proto types google.protobuf.Value as any; Value.unwrap yields only JSON values
+  return value as JsonValue;
+}
 
 /** Reads the producer-settable fields of an envelope; system-managed ones are dropped here. */
 export function toSubmission(job: ProtoJob): JobSubmission {
@@ -70,7 +70,7 @@ export function toFailureReport(error: ProtoJobError | undefined): FailureReport
   };
   const code = error === undefined ? undefined : fromProtoHandlerCode(error.code);
   if (code !== undefined) report.code = code;
-  if (error?.details !== undefined) report.details = error.details as JsonObject;
+  if (error?.details !== undefined) report.details = error.details;
   return report;
 }
 

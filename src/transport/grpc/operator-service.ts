@@ -52,10 +52,13 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
   /** Streams job events of every replica until the client cancels; keepalives keep proxies from cutting it. */
   async *watchEvents(request: WatchEventsRequest, context: CallContext): AsyncGenerator<WatchEventsResponse> {
     request.types.forEach((type, i) => {
-      if (!(JOB_EVENT_TYPES as readonly string[]).includes(type)) throw invalidRequest(`types[${i}]`, `must be one of ${JOB_EVENT_TYPES.join(', ')}`);
+      if (!(JOB_EVENT_TYPES as readonly string[]).includes(type))
+        throw invalidRequest(`types[${i}]`, `must be one of ${JOB_EVENT_TYPES.join(', ')}`);
     });
     const outbox = new AsyncQueue<WatchEventsResponse>();
-    const unwatch = this.app.events.watch({ types: request.types, queues: request.queues }, (event) => outbox.push({ event: toProtoEvent(event) }));
+    const unwatch = this.app.events.watch({ types: request.types, queues: request.queues }, (event) =>
+      outbox.push({ event: toProtoEvent(event) }),
+    );
     const keepalive = setInterval(() => outbox.push({ event: undefined }), this.app.context.settings.streamKeepaliveMs);
     const endOnAbort = (): void => outbox.end();
     context.signal.addEventListener('abort', endOnAbort);
@@ -95,6 +98,8 @@ function toTarget(target: SetWorkerStateRequest['target']): WorkerTarget {
     case 'queue':
       return { queue: value };
   }
+  const unknownTarget: never = target;
+  throw new Error(`unknown worker target: ${String(unknownTarget)}`);
 }
 
 function toWorkerInfo({ worker, heldJobIds }: WorkerSnapshot): WorkerInfo {

@@ -10,10 +10,10 @@ import { ServerReflection, ServerReflectionService } from 'nice-grpc-server-refl
 export function reflectionServices(descriptorSet: Uint8Array, serviceNames: readonly string[]) {
   const implementation = ServerReflection(descriptorSet, [...serviceNames, ...REFLECTION_SERVICE_NAMES]);
   const v1 = ServerReflectionService;
-  // The generated type pins the v1 path literal; the v1alpha copy differs only there.
+  // The v1alpha copy differs from v1 only in its path.
   const v1alpha = {
     serverReflectionInfo: { ...v1.serverReflectionInfo, path: '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo' },
-  } as unknown as typeof ServerReflectionService;
+  };
   return [
     { definition: v1, implementation },
     { definition: v1alpha, implementation },

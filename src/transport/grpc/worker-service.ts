@@ -1,7 +1,6 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import { invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
-import type { JsonObject, JsonValue } from '../../domain/json';
 import type { ProgressUpdate } from '../../domain/progress';
 import type { WorkerState } from '../../domain/worker';
 import { requireField } from '../../app/require-field';
@@ -22,10 +21,11 @@ import {
   type SettlementResult,
   type WorkerServiceImplementation,
 } from '../../../gen/ojs/server/v1/worker_service';
+import { JobState as ProtoJobState } from '../../../gen/ojs/server/v1/job';
 import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
 import { shuttingDown } from './shutting-down';
-import { toDelivery, toFailureReport } from './job-mapper';
+import { fromProtoValue, toDelivery, toFailureReport } from './job-mapper';
 import { fromDuration, toDate, toDuration } from './time-mapping';
 
 /**
@@ -89,7 +89,11 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
 
   async ack(request: AckRequest) {
     const [outcome] = await this.app.settlement.ack(request.workerId, [
-      { jobId: request.jobId, leaseToken: request.leaseToken, result: request.result },
+      {
+        jobId: request.jobId,
+        leaseToken: request.leaseToken,
+        result: request.result === undefined ? undefined : fromProtoValue(request.result),
+      },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return {};
@@ -122,8 +126,8 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   async reportProgress(request: ReportProgressRequest) {
     const update: ProgressUpdate = {};
     if (request.progress !== undefined) update.progress = request.progress;
-    if (request.data !== undefined) update.data = request.data as JsonObject;
-    if (request.checkpoint !== undefined) update.checkpoint = request.checkpoint as JsonValue;
+    if (request.data !== undefined) update.data = request.data;
+    if (request.checkpoint !== undefined) update.checkpoint = fromProtoValue(request.checkpoint);
     const outcome = await this.app.settlement.reportProgress(request.workerId, request.jobId, request.leaseToken, update);
     return { applied: outcome.applied, leaseExpiresAt: toDate(outcome.leaseExpiresAt) };
   }
@@ -135,7 +139,11 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
     const outbox = new AsyncQueue<BeatResponse>();
     const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
-    const push = (state: WorkerState, jobs: { cancelled?: string[]; timedOut?: string[]; reclaimed?: string[] } = {}, inReplyTo = 0): void => {
+    const push = (
+      state: WorkerState,
+      jobs: { cancelled?: string[]; timedOut?: string[]; reclaimed?: string[] } = {},
+      inReplyTo = 0,
+    ): void => {
       stream.state = state;
       outbox.push({
         state: toProtoWorkerState(state),
@@ -209,5 +217,12 @@ function toSettlementResult(jobId: string, outcome: SettlementOutcome): Settleme
     };
   }
   const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
-  return { jobId, ok: false, errorCode: error.code, errorMessage: error.message, state: 0, nextRetryAt: undefined };
+  return {
+    jobId,
+    ok: false,
+    errorCode: error.code,
+    errorMessage: error.message,
+    state: ProtoJobState.JOB_STATE_UNSPECIFIED,
+    nextRetryAt: undefined,
+  };
 }

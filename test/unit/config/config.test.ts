@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ConfigError, loadConfig, SETTINGS } from '../../../src/config/config';
 import { parseDuration } from '../../../lib/duration';
 import { projectRoot } from '../../../src/project-root';
+import { thrownBy } from '../../support/thrown';
 
 describe('configuration', () => {
   it('defaults to the protocol defaults on 0.0.0.0:9090', () => {
@@ -28,13 +29,9 @@ describe('configuration', () => {
   });
 
   it('reports every problem at once', () => {
-    try {
-      loadConfig({ OJS_PORT: 'http', OJS_VISIBILITY_TIMEOUT: 'soon', OJS_LOG_LEVEL: 'loud' }, []);
-      throw new Error('expected a ConfigError');
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).problems).toHaveLength(3);
-    }
+    const error = thrownBy(() => loadConfig({ OJS_PORT: 'http', OJS_VISIBILITY_TIMEOUT: 'soon', OJS_LOG_LEVEL: 'loud' }, []));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toHaveLength(3);
   });
 
   it.each([

@@ -51,9 +51,9 @@ describe('failure decisions', () => {
 
   it('requeues at once, without backoff, for an attempt lost with its worker', () => {
     expect(decideFailure(activeJob(), { type: 'worker_death', message: '' }, { ...context, requeueAtOnce: true }).state).toBe('available');
-    expect(
-      decideFailure(activeJob({ attempt: 3 }), { type: 'worker_death', message: '' }, { ...context, requeueAtOnce: true }).state,
-    ).toBe('discarded');
+    expect(decideFailure(activeJob({ attempt: 3 }), { type: 'worker_death', message: '' }, { ...context, requeueAtOnce: true }).state).toBe(
+      'discarded',
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { OjsError } from '../../../src/domain/errors';
 import { JOB_STATES, type JobState } from '../../../src/domain/job';
 import { assertTransition, canTransition, isTerminal } from '../../../src/domain/job-state-machine';
+import { thrownBy } from '../../support/thrown';
 
 /** ojs-core 6.3, plus the discards that expiry requires of jobs that never started. */
 const ALLOWED: [JobState, JobState][] = [
@@ -34,11 +35,10 @@ describe('the job state machine', () => {
 
   it('rejects an invalid transition with an invalid_state error naming both states', () => {
     expect(() => assertTransition('j1', 'completed', 'available')).toThrow(OjsError);
-    try {
-      assertTransition('j1', 'completed', 'available');
-    } catch (error) {
-      expect(error).toMatchObject({ code: 'invalid_state', metadata: { from_state: 'completed', to_state: 'available' } });
-    }
+    expect(thrownBy(() => assertTransition('j1', 'completed', 'available'))).toMatchObject({
+      code: 'invalid_state',
+      metadata: { from_state: 'completed', to_state: 'available' },
+    });
   });
 
   it('treats completed, cancelled and discarded as terminal', () => {

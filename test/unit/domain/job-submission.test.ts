@@ -1,5 +1,6 @@
 import { OjsError, type FieldViolation } from '../../../src/domain/errors';
 import { buildJob, buildJobs, type JobCreation, type JobSubmission } from '../../../src/domain/job-submission';
+import { thrownBy } from '../../support/thrown';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 const creation: JobCreation = {
@@ -40,8 +41,20 @@ describe('building a job from a submission', () => {
     const defaults = build({}).job;
     expect(defaults).toMatchObject({ gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 });
     expect(defaults.totalTimeoutMs ?? defaults.enqueueTtlMs).toBeUndefined();
-    const { job } = build({ timeoutSeconds: 60, totalTimeoutSeconds: 600, enqueueTtlSeconds: 30, gracePeriodSeconds: 0, heartbeatTimeoutSeconds: 90 });
-    expect(job).toMatchObject({ timeoutMs: 60_000, totalTimeoutMs: 600_000, enqueueTtlMs: 30_000, gracePeriodMs: 0, heartbeatTimeoutMs: 90_000 });
+    const { job } = build({
+      timeoutSeconds: 60,
+      totalTimeoutSeconds: 600,
+      enqueueTtlSeconds: 30,
+      gracePeriodSeconds: 0,
+      heartbeatTimeoutSeconds: 90,
+    });
+    expect(job).toMatchObject({
+      timeoutMs: 60_000,
+      totalTimeoutMs: 600_000,
+      enqueueTtlMs: 30_000,
+      gracePeriodMs: 0,
+      heartbeatTimeoutMs: 90_000,
+    });
   });
 
   it('keeps a client-chosen UUIDv7 and per-job timeouts', () => {
@@ -85,14 +98,18 @@ describe('building a job from a submission', () => {
   });
 
   it('reports every problem of a batch at once, with the index of each job', () => {
-    const attempt = (): unknown => buildJobs([{ type: 'ok.job', args: [] }, { type: 'Bad', queue: 'BAD', args: [] }], creation);
+    const attempt = (): unknown =>
+      buildJobs(
+        [
+          { type: 'ok.job', args: [] },
+          { type: 'Bad', queue: 'BAD', args: [] },
+        ],
+        creation,
+      );
     expect(attempt).toThrow(OjsError);
-    try {
-      attempt();
-    } catch (error) {
-      expect(error).toMatchObject({ code: 'invalid_payload' });
-      expect((error as OjsError).fieldViolations.map((v) => v.field)).toEqual(['jobs[1].type', 'jobs[1].queue']);
-      expect((error as OjsError).message).toContain('jobs[1].type');
-    }
+    const error = thrownBy(attempt);
+    expect(error).toMatchObject({ code: 'invalid_payload' });
+    expect((error as OjsError).fieldViolations.map((v) => v.field)).toEqual(['jobs[1].type', 'jobs[1].queue']);
+    expect((error as OjsError).message).toContain('jobs[1].type');
   });
 });

@@ -86,7 +86,11 @@ describe('soft timeouts and timeout reports', () => {
       message: 'job execution exceeded its timeout of 300 s',
       details: { timeout_kind: 'execution', limit_seconds: 300, elapsed_seconds: 305 },
     });
-    expect(activeExpiryReport(activeJob(), 'stalled', START + 61_000).details).toEqual({ timeout_kind: 'stalled', limit_seconds: 60, elapsed_seconds: 61 });
+    expect(activeExpiryReport(activeJob(), 'stalled', START + 61_000).details).toEqual({
+      timeout_kind: 'stalled',
+      limit_seconds: 60,
+      elapsed_seconds: 61,
+    });
   });
 
   it('turns a recorded timeout into its event, filling in what a worker-reported error lacks', () => {

@@ -8,12 +8,14 @@ import { resolveWorkerOptions } from '../../../sdk/worker-options';
 describe('SDK building blocks', () => {
   it('chains middleware outermost first, each able to change the input and the result', async () => {
     const trace: string[] = [];
-    const layer = (name: string): Middleware<number, number> => async (n, next) => {
-      trace.push(`${name}>${n}`);
-      const out = await next(n + 1);
-      trace.push(`${name}<${out}`);
-      return out * 10;
-    };
+    const layer =
+      (name: string): Middleware<number, number> =>
+      async (n, next) => {
+        trace.push(`${name}>${n}`);
+        const out = await next(n + 1);
+        trace.push(`${name}<${out}`);
+        return out * 10;
+      };
     expect(await compose([layer('a'), layer('b')], async (n) => n)(1)).toBe(300);
     expect(trace).toEqual(['a>1', 'b>2', 'b<3', 'a<30']);
   });
@@ -28,9 +30,18 @@ describe('SDK building blocks', () => {
 
   it('turns what a handler threw into a structured error', () => {
     const failure = toJobError(new JobFailure('declined', { type: 'payment.declined', code: 'discard', details: { card: 'x' } }));
-    expect(failure).toMatchObject({ type: 'payment.declined', message: 'declined', code: HandlerCode.HANDLER_CODE_DISCARD, details: { card: 'x' } });
+    expect(failure).toMatchObject({
+      type: 'payment.declined',
+      message: 'declined',
+      code: HandlerCode.HANDLER_CODE_DISCARD,
+      details: { card: 'x' },
+    });
     expect(failure.backtrace[0]).toMatch(/^at /);
-    expect(toJobError(new TypeError('nope'))).toMatchObject({ type: 'TypeError', message: 'nope', code: HandlerCode.HANDLER_CODE_UNSPECIFIED });
+    expect(toJobError(new TypeError('nope'))).toMatchObject({
+      type: 'TypeError',
+      message: 'nope',
+      code: HandlerCode.HANDLER_CODE_UNSPECIFIED,
+    });
     expect(toJobError('plain')).toMatchObject({ type: 'Error', message: 'plain' });
   });
 
@@ -42,8 +53,18 @@ describe('SDK building blocks', () => {
 
   it('reads its settings from the environment, options winning', () => {
     const env = { OJS_SERVER: 'ojs:9090', OJS_QUEUES: 'a, b', OJS_CONCURRENCY: '4', OJS_SHUTDOWN_GRACE_PERIOD: '40s' };
-    expect(resolveWorkerOptions({}, env)).toMatchObject({ address: 'ojs:9090', queues: ['a', 'b'], concurrency: 4, shutdownGracePeriodMs: 40_000 });
-    expect(resolveWorkerOptions({ concurrency: 2 }, {})).toMatchObject({ address: '127.0.0.1:9090', queues: ['default'], concurrency: 2, shutdownGracePeriodMs: 25_000 });
+    expect(resolveWorkerOptions({}, env)).toMatchObject({
+      address: 'ojs:9090',
+      queues: ['a', 'b'],
+      concurrency: 4,
+      shutdownGracePeriodMs: 40_000,
+    });
+    expect(resolveWorkerOptions({ concurrency: 2 }, {})).toMatchObject({
+      address: '127.0.0.1:9090',
+      queues: ['default'],
+      concurrency: 2,
+      shutdownGracePeriodMs: 25_000,
+    });
     expect(() => resolveWorkerOptions({}, { OJS_SHUTDOWN_GRACE_PERIOD: 'soon' })).toThrow(/OJS_SHUTDOWN_GRACE_PERIOD/);
   });
 });

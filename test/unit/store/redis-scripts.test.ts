@@ -7,10 +7,10 @@ describe('the Redis script registry', () => {
   const files = readdirSync(LUA_DIR)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => file.replace(/\.lua$/, ''))
-    .sort();
+    .toSorted();
 
   it('registers every .lua file, and every registration has a file', () => {
-    expect([...SCRIPT_NAMES].sort()).toEqual(files);
+    expect(SCRIPT_NAMES.toSorted()).toEqual(files);
   });
 
   it.each(files)('gives %s.lua a header naming its transition, preconditions and arguments', (name) => {

@@ -3,6 +3,7 @@ import { BadRequest, ErrorInfo } from 'nice-grpc-error-details';
 import { OjsError, type ErrorCode } from '../../../src/domain/errors';
 import { ERROR_DOMAIN, STATUS_BY_CODE, toClientError, toRichServerError } from '../../../src/transport/grpc/error-mapping';
 import { RecordingLogger } from '../../support/silent-logger';
+import { objectContaining } from '../../support/matchers';
 
 /** ojs-grpc-binding section 7.1. */
 const EXPECTED: Record<ErrorCode, Status> = {
@@ -22,11 +23,17 @@ describe('mapping OJS errors to gRPC', () => {
     expect(error.code).toBe(status);
     expect(error.details).toBe('what happened');
     const info = error.extra.find((d) => d.$type === ErrorInfo.$type) as ErrorInfo;
-    expect(info).toMatchObject({ reason: code, domain: ERROR_DOMAIN, metadata: { job_id: 'j1', retryable: String(code === 'unavailable') } });
+    expect(info).toMatchObject({
+      reason: code,
+      domain: ERROR_DOMAIN,
+      metadata: { job_id: 'j1', retryable: String(code === 'unavailable') },
+    });
   });
 
   it('adds a BadRequest detail listing the bad fields', () => {
-    const error = toRichServerError(new OjsError('invalid_payload', 'bad', { fieldViolations: [{ field: 'jobs[0].type', description: 'x' }] }));
+    const error = toRichServerError(
+      new OjsError('invalid_payload', 'bad', { fieldViolations: [{ field: 'jobs[0].type', description: 'x' }] }),
+    );
     const badRequest = error.extra.find((d) => d.$type === BadRequest.$type) as BadRequest;
     expect(badRequest.fieldViolations).toEqual([expect.objectContaining({ field: 'jobs[0].type', description: 'x' })]);
   });
@@ -36,6 +43,6 @@ describe('mapping OJS errors to gRPC', () => {
     const mapped = toClientError(new TypeError('secret internals'), '/svc/Method', logger) as { code: Status; details: string };
     expect(mapped.code).toBe(Status.INTERNAL);
     expect(mapped.details).toBe('internal error');
-    expect(logger.entries).toEqual([expect.objectContaining({ level: 'error', context: expect.objectContaining({ method: '/svc/Method' }) })]);
+    expect(logger.entries).toEqual([expect.objectContaining({ level: 'error', context: objectContaining({ method: '/svc/Method' }) })]);
   });
 });
