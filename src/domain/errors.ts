@@ -3,12 +3,35 @@
  * transport maps each to exactly one gRPC status, in one table.
  */
 export type ErrorCode =
-  'invalid_request' | 'invalid_payload' | 'not_found' | 'duplicate' | 'invalid_state' | 'unavailable' | 'backend_error';
+  | 'invalid_request'
+  | 'invalid_payload'
+  | 'not_found'
+  | 'duplicate'
+  | 'invalid_state'
+  /** A job, result or other value is larger than its limit (ojs-payload-limits, ojs-results 7.2). */
+  | 'payload_too_large'
+  | 'result_too_large'
+  /** The store holds as much as it is allowed to (memory bound, Redis maxmemory). */
+  | 'queue_full'
+  | 'unavailable'
+  | 'backend_error';
 
 /** One field that failed validation, named by its path in the request. */
 export interface FieldViolation {
   field: string;
   description: string;
+}
+
+/** Longest client-supplied text an error quotes; the rest is elided, so an answer's trailers stay small. */
+export const QUOTE_MAX_CHARS = 64;
+
+/**
+ * A client-supplied value (an id, a name) as error messages and metadata
+ * quote it: whole when short, otherwise its start and its length. Errors
+ * travel in gRPC trailers, which clients cap at a few kilobytes.
+ */
+export function quote(value: string): string {
+  return value.length <= QUOTE_MAX_CHARS ? value : `${value.slice(0, QUOTE_MAX_CHARS)}... (${value.length} characters)`;
 }
 
 export interface OjsErrorOptions {
@@ -37,7 +60,7 @@ export class OjsError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OjsError';
-    this.retryable = options.retryable ?? code === 'unavailable';
+    this.retryable = options.retryable ?? (code === 'unavailable' || code === 'queue_full');
     this.metadata = options.metadata ?? {};
     this.fieldViolations = options.fieldViolations ?? [];
   }
@@ -60,28 +83,26 @@ export function invalidPayload(violations: FieldViolation[]): OjsError {
 }
 
 export function jobNotFound(jobId: string): OjsError {
-  return new OjsError('not_found', `job ${jobId} not found`, { metadata: { job_id: jobId } });
+  return new OjsError('not_found', `job ${quote(jobId)} not found`, { metadata: { job_id: quote(jobId) } });
 }
 
 export function workerNotFound(workerId: string): OjsError {
-  return new OjsError('not_found', `worker ${workerId} is not registered`, {
-    metadata: { worker_id: workerId },
-  });
+  return new OjsError('not_found', `worker ${quote(workerId)} is not registered`, { metadata: { worker_id: quote(workerId) } });
 }
 
 export function duplicateJob(jobId: string): OjsError {
-  return new OjsError('duplicate', `job ${jobId} already exists`, { metadata: { job_id: jobId } });
+  return new OjsError('duplicate', `job ${quote(jobId)} already exists`, { metadata: { job_id: quote(jobId) } });
 }
 
 export function duplicateWorker(workerId: string): OjsError {
-  return new OjsError('duplicate', `worker ${workerId} is already registered and alive`, {
-    metadata: { worker_id: workerId },
+  return new OjsError('duplicate', `worker ${quote(workerId)} is already registered and alive`, {
+    metadata: { worker_id: quote(workerId) },
   });
 }
 
 export function invalidTransition(jobId: string, from: string, to: string): OjsError {
-  return new OjsError('invalid_state', `job ${jobId} cannot go from ${from} to ${to}`, {
-    metadata: { job_id: jobId, from_state: from, to_state: to },
+  return new OjsError('invalid_state', `job ${quote(jobId)} cannot go from ${from} to ${to}`, {
+    metadata: { job_id: quote(jobId), from_state: from, to_state: to },
   });
 }
 
@@ -89,22 +110,44 @@ export function invalidTransition(jobId: string, from: string, to: string): OjsE
 export type LeaseProblem = 'not_active' | 'other_worker' | 'stale_lease';
 
 export function leaseNotHeld(jobId: string, problem: LeaseProblem, state: string): OjsError {
+  const id = quote(jobId);
   const reasons: Record<LeaseProblem, string> = {
-    not_active: `job ${jobId} is ${state}, not active`,
-    other_worker: `job ${jobId} is reserved by another worker`,
-    stale_lease: `lease token does not match the current attempt of job ${jobId}`,
+    not_active: `job ${id} is ${state}, not active`,
+    other_worker: `job ${id} is reserved by another worker`,
+    stale_lease: `lease token does not match the current attempt of job ${id}`,
   };
-  return new OjsError('invalid_state', reasons[problem], {
-    metadata: { job_id: jobId, lease_problem: problem, state },
-  });
+  return new OjsError('invalid_state', reasons[problem], { metadata: { job_id: id, lease_problem: problem, state } });
 }
 
 export function workerStateConflict(workerId: string, from: string, to: string): OjsError {
-  return new OjsError('invalid_state', `worker ${workerId} cannot go from ${from} to ${to}`, {
-    metadata: { worker_id: workerId, from_state: from, to_state: to },
+  return new OjsError('invalid_state', `worker ${quote(workerId)} cannot go from ${from} to ${to}`, {
+    metadata: { worker_id: quote(workerId), from_state: from, to_state: to },
   });
 }
 
 export function backendUnavailable(what: string, cause?: unknown): OjsError {
   return new OjsError('unavailable', `${what} is unavailable`, { cause });
+}
+
+/** A value larger than its limit; `field` names it, sizes are in bytes (ojs-payload-limits 9). */
+export function payloadTooLarge(field: string, actualBytes: number, maxBytes: number): OjsError {
+  const description = `is ${actualBytes} bytes; at most ${maxBytes} are accepted`;
+  return new OjsError('payload_too_large', `${field}: ${description}`, {
+    fieldViolations: [{ field, description }],
+    metadata: { field, actual_bytes: String(actualBytes), max_bytes: String(maxBytes) },
+  });
+}
+
+/** An Ack's result is larger than the limit: the job stays active (ojs-results 7.2). */
+export function resultTooLarge(jobId: string, actualBytes: number, maxBytes: number): OjsError {
+  const description = `is ${actualBytes} bytes; at most ${maxBytes} are accepted (store it elsewhere and return a reference)`;
+  return new OjsError('result_too_large', `result of job ${quote(jobId)} ${description}`, {
+    fieldViolations: [{ field: 'result', description }],
+    metadata: { field: 'result', job_id: quote(jobId), actual_bytes: String(actualBytes), max_bytes: String(maxBytes) },
+  });
+}
+
+/** The store is at a bound: `bound` names it ("jobs", "bytes", "redis_maxmemory"). Retryable. */
+export function storeFull(bound: string, detail: string, cause?: unknown): OjsError {
+  return new OjsError('queue_full', `the store is full: ${detail}`, { metadata: { bound }, cause });
 }

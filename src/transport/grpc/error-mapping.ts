@@ -17,6 +17,10 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, Status>> = {
   not_found: Status.NOT_FOUND,
   duplicate: Status.ALREADY_EXISTS,
   invalid_state: Status.FAILED_PRECONDITION,
+  // ojs-errors 5.2: PAYLOAD_TOO_LARGE and QUEUE_FULL are RESOURCE_EXHAUSTED; a too-large result is the same kind of refusal.
+  payload_too_large: Status.RESOURCE_EXHAUSTED,
+  result_too_large: Status.RESOURCE_EXHAUSTED,
+  queue_full: Status.RESOURCE_EXHAUSTED,
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
 };

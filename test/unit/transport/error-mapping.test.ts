@@ -12,6 +12,9 @@ const EXPECTED: Record<ErrorCode, Status> = {
   not_found: Status.NOT_FOUND,
   duplicate: Status.ALREADY_EXISTS,
   invalid_state: Status.FAILED_PRECONDITION,
+  payload_too_large: Status.RESOURCE_EXHAUSTED,
+  result_too_large: Status.RESOURCE_EXHAUSTED,
+  queue_full: Status.RESOURCE_EXHAUSTED,
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
 };
@@ -26,7 +29,7 @@ describe('mapping OJS errors to gRPC', () => {
     expect(info).toMatchObject({
       reason: code,
       domain: ERROR_DOMAIN,
-      metadata: { job_id: 'j1', retryable: String(code === 'unavailable') },
+      metadata: { job_id: 'j1', retryable: String(code === 'unavailable' || code === 'queue_full') },
     });
   });
 
