@@ -1,6 +1,7 @@
 import { invalidRequest, jobNotFound } from '../domain/errors';
 import type { Job } from '../domain/job';
 import { buildJobs, type JobSubmission } from '../domain/job-submission';
+import type { Page, PageRequest } from '../domain/paging';
 import { transitionOf } from '../domain/transition';
 import type { QueueCounts, StateChange } from '../store/job-store';
 import { requireField } from './require-field';
@@ -54,8 +55,9 @@ export class JobCommands {
     return this.record(await this.ctx.store.retry(requireField('job_id', jobId), this.ctx.clock.now()));
   }
 
-  async queueCounts(): Promise<QueueCounts[]> {
-    return this.ctx.store.queueCounts();
+  /** One page of the queues that hold jobs, with their counts per state. */
+  async listQueues(page: PageRequest): Promise<Page<QueueCounts>> {
+    return this.ctx.store.listQueues(page);
   }
 
   private record(change: StateChange): Job {

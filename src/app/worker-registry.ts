@@ -7,7 +7,8 @@ import {
   type WorkerRegistration,
   type WorkerState,
 } from '../domain/worker';
-import type { BeatOutcome, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
+import { MAX_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
+import type { BeatOutcome, WorkerFilter, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
 import type { Recovery } from './recovery';
 import { requireField } from './require-field';
@@ -17,6 +18,13 @@ export interface BeatReport {
   state: WorkerState;
   sequence: number;
   activeJobIds: readonly string[];
+}
+
+/** Most workers one filtered listing call examines, so that no store call reads the whole fleet. */
+const WORKER_SCAN_BUDGET = 10_000;
+
+function hasFilter(filter: WorkerFilter): boolean {
+  return filter.label !== undefined || filter.queue !== undefined;
 }
 
 /** How many times an operation retries after losing a race with a concurrent change. */
@@ -111,9 +119,9 @@ export class WorkerRegistry {
    * queue is skipped.
    */
   async direct(target: WorkerTarget, state: WorkerState): Promise<string[]> {
-    const candidates = 'workerId' in target ? [await this.get(target.workerId)] : await this.list(target);
+    const candidates = 'workerId' in target ? [await this.get(target.workerId)] : this.matching(target);
     const directed: string[] = [];
-    for (const { worker } of candidates) {
+    for await (const { worker } of candidates) {
       try {
         await this.directOne(worker.workerId, state);
         directed.push(worker.workerId);
@@ -131,13 +139,19 @@ export class WorkerRegistry {
     return snapshot;
   }
 
-  async list(filter: { label?: string; queue?: string }): Promise<WorkerSnapshot[]> {
-    const all = await this.ctx.store.listWorkers();
-    return all.filter(
-      ({ worker }) =>
-        (filter.label === undefined || worker.labels.includes(filter.label)) &&
-        (filter.queue === undefined || worker.queues.includes(filter.queue)),
-    );
+  /** One page of the registered workers, filtered by label or queue. */
+  async list(filter: WorkerFilter, page: PageRequest): Promise<Page<WorkerSnapshot>> {
+    return this.ctx.store.listWorkers({ ...page, ...(hasFilter(filter) ? { filter } : {}), scanBudget: WORKER_SCAN_BUDGET });
+  }
+
+  /** Every worker the filter matches, read page by page so that no store call reads them all. */
+  private async *matching(filter: WorkerFilter): AsyncGenerator<WorkerSnapshot> {
+    let after: string | undefined;
+    do {
+      const page = await this.list(filter, after === undefined ? { limit: MAX_PAGE_SIZE } : { after, limit: MAX_PAGE_SIZE });
+      yield* page.items;
+      after = page.nextAfter;
+    } while (after !== undefined);
   }
 
   private async directOne(workerId: string, state: WorkerState): Promise<void> {

@@ -1,5 +1,6 @@
 import { invalidRequest, OjsError, workerNotFound } from '../domain/errors';
 import type { Job } from '../domain/job';
+import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
 import { transitionOf } from '../domain/transition';
 import { desiredState, type WorkerState } from '../domain/worker';
 import type { ClaimResult } from '../store/job-store';
@@ -130,6 +131,7 @@ export class WorkerStreams {
       now: ctx.clock.now(),
       leaseNonce: ctx.entropy.newLeaseNonce(),
       confirmWithinMs: ctx.settings.heartbeatTimeoutMs,
+      maxBytes: DELIVERY_BUDGET_BYTES,
     });
     session.freeCapacity = result.freeCapacity;
     if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available')));

@@ -82,13 +82,20 @@ export function afterDirective(worker: Worker, target: WorkerState): Pick<Worker
   return target === worker.state ? { state: worker.state } : { state: worker.state, directive: target };
 }
 
+/** Why `workerId` cannot be a worker id, or undefined. */
+export function workerIdProblem(workerId: string): string | undefined {
+  if (workerId.length === 0) return 'is required';
+  if (workerId.length > 255) return 'must be at most 255 characters';
+  return undefined;
+}
+
 /** Validates a registration, applying the protocol defaults (worker-protocol appendix A). */
 export function normalizeRegistration(input: WorkerRegistration, violations: FieldViolation[]): WorkerRegistration {
   const bad = (field: string, description: string): void => {
     violations.push({ field, description });
   };
-  if (input.workerId.length === 0) bad('worker_id', 'is required');
-  else if (input.workerId.length > 255) bad('worker_id', 'must be at most 255 characters');
+  const idProblem = workerIdProblem(input.workerId);
+  if (idProblem !== undefined) bad('worker_id', idProblem);
   if (!Number.isInteger(input.pid) || input.pid < 0) bad('pid', 'must be a non-negative integer');
   const queues = input.queues.length === 0 ? [DEFAULT_QUEUE] : input.queues;
   queues.forEach((queue, i) => {

@@ -2,6 +2,7 @@ import type { FailureOutcome } from '../domain/failure';
 import type { Job, JobError, JobState } from '../domain/job';
 import type { JobTransition } from '../domain/transition';
 import type { JsonObject, JsonValue } from '../domain/json';
+import type { Page, PageRequest } from '../domain/paging';
 import type { RetentionPolicy } from '../domain/retention';
 import type { Worker, WorkerState } from '../domain/worker';
 import type { PublishedSignal, StoreSignal } from './store-signal';
@@ -86,7 +87,12 @@ export interface JobStore {
 
   registerWorker(worker: Worker): Promise<void>;
   getWorker(workerId: string): Promise<WorkerSnapshot | undefined>;
-  listWorkers(): Promise<WorkerSnapshot[]>;
+  /**
+   * Workers in id order, one page at a time. With a filter, at most
+   * `scanBudget` workers are examined per call, so a page may hold fewer
+   * than `limit` matches and still have a next one.
+   */
+  listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>>;
   /**
    * Records a beat: liveness, the reported state as the domain decided it,
    * lease renewals for the listed jobs the worker holds. Nothing but the
@@ -105,8 +111,21 @@ export interface JobStore {
    */
   removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome>;
 
-  /** Job counts per state for every known queue. */
-  queueCounts(): Promise<QueueCounts[]>;
+  /**
+   * Job counts per state of the queues that hold jobs, in name order, one
+   * page at a time. A queue whose last job is removed stops being listed
+   * (and stops costing anything).
+   */
+  listQueues(request: PageRequest): Promise<Page<QueueCounts>>;
+
+  /**
+   * Every broken invariant of the stored data (job state against its index
+   * entries, counters against real counts, workers' reservations against
+   * leases, orphans), as readable sentences; empty when consistent. A
+   * diagnostic that reads everything: for tests and operators, never for
+   * the hot path.
+   */
+  audit(): Promise<string[]>;
 
   /** Notifies `listener` of changes that waiting streams care about. */
   subscribe(listener: (signal: StoreSignal) => void): () => void;
@@ -131,6 +150,12 @@ export interface ClaimParams {
   leaseNonce: string;
   /** How long a new lease waits for the worker to confirm it (see domain claimLease). */
   confirmWithinMs: number;
+  /**
+   * Stop once the claimed jobs' stored size (roughly their JSON bytes)
+   * reaches this; a first job is claimed whatever its size. Keeps one claim's
+   * reply, and one Fetch message, bounded whatever the jobs weigh.
+   */
+  maxBytes: number;
 }
 
 export interface ClaimResult {
@@ -254,3 +279,16 @@ export interface RemoveWorkerOutcome {
 }
 
 export type QueueCounts = { queue: string } & Record<JobState, number>;
+
+export type { Page, PageRequest };
+
+export interface WorkerPageRequest extends PageRequest {
+  filter?: WorkerFilter;
+  /** With a filter: most workers examined by one call. */
+  scanBudget: number;
+}
+
+export interface WorkerFilter {
+  label?: string;
+  queue?: string;
+}

@@ -696,7 +696,8 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.store.getJob(cancelled!.id)).toBeDefined();
         expect(await h.store.pruneTerminal(T0 + 2_000, retention, 100)).toBe(1);
         expect(await h.store.getJob(cancelled!.id)).toBeUndefined();
-        expect((await h.store.queueCounts()).find((c) => c.queue === 'default')).toMatchObject({ completed: 0, cancelled: 0 });
+        const counts = (await h.store.listQueues({ limit: 100 })).items.find((c) => c.queue === 'default');
+        expect([counts?.completed ?? 0, counts?.cancelled ?? 0]).toEqual([0, 0]);
       });
 
       it('keeps at most maxJobs finished jobs, removing the oldest first', async () => {
@@ -724,11 +725,39 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       });
     });
 
+    it('lists queues one page at a time, in name order', async () => {
+      await h.enqueue({ queue: 'q-c' }, { queue: 'q-a' }, { queue: 'q-b' }, { queue: 'q-a' });
+      const first = await h.store.listQueues({ limit: 2 });
+      expect(first.items.map((c) => c.queue)).toEqual(['q-a', 'q-b']);
+      expect(first.items[0]).toMatchObject({ available: 2 });
+      const second = await h.store.listQueues({ after: first.nextAfter!, limit: 2 });
+      expect(second).toEqual({ items: [expect.objectContaining({ queue: 'q-c', available: 1 })] });
+    });
+
+    it('lists workers one page at a time in id order, filtered by label or queue', async () => {
+      const ids = ['w-b', 'w-a', 'w-d', 'w-c'];
+      for (const [i, workerId] of ids.entries()) await h.register({ workerId, labels: i % 2 === 0 ? ['canary'] : [], queues: ['default'] });
+      const first = await h.store.listWorkers({ limit: 3, scanBudget: 100 });
+      expect(first.items.map((s) => s.worker.workerId)).toEqual(['w-a', 'w-b', 'w-c']);
+      const second = await h.store.listWorkers({ after: first.nextAfter!, limit: 3, scanBudget: 100 });
+      expect([second.items.map((s) => s.worker.workerId), second.nextAfter]).toEqual([['w-d'], undefined]);
+      const canaries = await h.store.listWorkers({ limit: 10, filter: { label: 'canary' }, scanBudget: 100 });
+      expect(canaries.items.map((s) => s.worker.workerId)).toEqual(['w-b', 'w-d']);
+    });
+
+    it('examines at most the scan budget of workers for a filtered page', async () => {
+      for (const workerId of ['w-1', 'w-2', 'w-3', 'w-4']) await h.register({ workerId, labels: workerId === 'w-4' ? ['x'] : [] });
+      const page = await h.store.listWorkers({ limit: 10, filter: { label: 'x' }, scanBudget: 2 });
+      expect(page).toEqual({ items: [], nextAfter: 'w-2' });
+      const rest = await h.store.listWorkers({ after: 'w-2', limit: 10, filter: { label: 'x' }, scanBudget: 2 });
+      expect(rest.items.map((s) => s.worker.workerId)).toEqual(['w-4']);
+    });
+
     it('counts jobs per queue and state', async () => {
       const worker = await h.register();
       await h.enqueue({ queue: 'default' }, { queue: 'default' }, { queue: 'other', scheduledAt: T0 + 1_000 });
       await h.claim(worker.workerId, ['default'], 1);
-      const counts = await h.store.queueCounts();
+      const counts = (await h.store.listQueues({ limit: 100 })).items;
       expect(counts).toEqual([
         expect.objectContaining({ queue: 'default', available: 1, active: 1, scheduled: 0 }),
         expect.objectContaining({ queue: 'other', scheduled: 1, available: 0 }),

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
 import type { Job } from '../../src/domain/job';
+import { DELIVERY_BUDGET_BYTES } from '../../src/domain/limits';
 import { appendError, stampError, type FailureReport } from '../../src/domain/job-error';
 import { waitingExpiryReport } from '../../src/domain/timeouts';
 import { buildJob, type JobSubmission } from '../../src/domain/job-submission';
@@ -92,7 +93,7 @@ export class StoreHarness {
 
   /** Claims with a confirmation window longer than the visibility timeout unless one is given. */
   claim(workerId: string, queues: string[], max = 100, now = T0, confirmWithinMs = 10 * VISIBILITY_MS) {
-    return this.store.claim({ workerId, queues, max, now, leaseNonce: randomUUID(), confirmWithinMs });
+    return this.store.claim({ workerId, queues, max, now, leaseNonce: randomUUID(), confirmWithinMs, maxBytes: DELIVERY_BUDGET_BYTES });
   }
 
   /** The outcome the domain would decide for a failure of the job's current attempt. */

@@ -17,6 +17,8 @@ import type {
   ExtendLeaseParams,
   FailParams,
   JobStore,
+  Page,
+  PageRequest,
   ProgressParams,
   QueueCounts,
   RecoverParams,
@@ -25,6 +27,7 @@ import type {
   RemoveWorkerParams,
   SettlementOutcome,
   StateChange,
+  WorkerPageRequest,
   WorkerSnapshot,
   WorkerStateFields,
 } from '../job-store';
@@ -330,8 +333,22 @@ export class MemoryJobStore implements JobStore {
     return slot === undefined ? undefined : snapshot(slot);
   }
 
-  async listWorkers(): Promise<WorkerSnapshot[]> {
-    return [...this.tables.workers.values()].map(snapshot);
+  async listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>> {
+    // TODO(issue 8): an ordered index instead of sorting every worker id per page.
+    const ids = [...this.tables.workers.keys()].filter((id) => request.after === undefined || id > request.after).toSorted();
+    const { filter } = request;
+    const budget = filter === undefined ? request.limit : request.scanBudget;
+    const items: WorkerSnapshot[] = [];
+    let examined = 0;
+    for (const id of ids) {
+      if (items.length >= request.limit || examined >= budget) return { items, nextAfter: ids[examined - 1] };
+      examined += 1;
+      const slot = this.tables.workers.get(id)!;
+      if (filter?.label !== undefined && !slot.worker.labels.includes(filter.label)) continue;
+      if (filter?.queue !== undefined && !slot.worker.queues.includes(filter.queue)) continue;
+      items.push(snapshot(slot));
+    }
+    return { items };
   }
 
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
@@ -406,8 +423,16 @@ export class MemoryJobStore implements JobStore {
     return { removed: true, transitions };
   }
 
-  async queueCounts(): Promise<QueueCounts[]> {
-    return this.tables.queueCounts();
+  async listQueues(request: PageRequest): Promise<Page<QueueCounts>> {
+    const after = request.after;
+    const queues = this.tables.queueCounts().filter((counts) => after === undefined || counts.queue > after);
+    const items = queues.slice(0, request.limit);
+    return queues.length > request.limit ? { items, nextAfter: items.at(-1)!.queue } : { items };
+  }
+
+  async audit(): Promise<string[]> {
+    // TODO(issue 8): the memory store's invariant checker.
+    return [];
   }
 
   subscribe(listener: (signal: StoreSignal) => void): () => void {

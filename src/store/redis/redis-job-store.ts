@@ -17,6 +17,8 @@ import type {
   ExtendLeaseParams,
   FailParams,
   JobStore,
+  Page,
+  PageRequest,
   ProgressParams,
   QueueCounts,
   RecoverParams,
@@ -25,6 +27,7 @@ import type {
   RemoveWorkerParams,
   SettlementOutcome,
   StateChange,
+  WorkerPageRequest,
   WorkerSnapshot,
   WorkerStateFields,
 } from '../job-store';
@@ -264,8 +267,23 @@ export class RedisJobStore implements JobStore {
     return (await this.readWorkers(['one', workerId]))[0];
   }
 
-  async listWorkers(): Promise<WorkerSnapshot[]> {
-    return this.readWorkers(['all']);
+  async listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>> {
+    // TODO(issue 8): a paged script with a scan budget instead of reading every worker.
+    const all = (await this.readWorkers(['all']))
+      .filter(({ worker }) => request.after === undefined || worker.workerId > request.after)
+      .toSorted((a, b) => (a.worker.workerId < b.worker.workerId ? -1 : 1));
+    const { filter } = request;
+    const budget = filter === undefined ? request.limit : request.scanBudget;
+    const items: WorkerSnapshot[] = [];
+    let examined = 0;
+    for (const snapshot of all) {
+      if (items.length >= request.limit || examined >= budget) return { items, nextAfter: all[examined - 1]!.worker.workerId };
+      examined += 1;
+      if (filter?.label !== undefined && !snapshot.worker.labels.includes(filter.label)) continue;
+      if (filter?.queue !== undefined && !snapshot.worker.queues.includes(filter.queue)) continue;
+      items.push(snapshot);
+    }
+    return { items };
   }
 
   async findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]> {
@@ -303,7 +321,19 @@ export class RedisJobStore implements JobStore {
     return { removed, transitions };
   }
 
-  async queueCounts(): Promise<QueueCounts[]> {
+  async listQueues(request: PageRequest): Promise<Page<QueueCounts>> {
+    // TODO(issue 8): a paged script over an ordered queue index instead of reading every queue.
+    const queues = (await this.queueCounts()).filter((counts) => request.after === undefined || counts.queue > request.after);
+    const items = queues.slice(0, request.limit);
+    return queues.length > request.limit ? { items, nextAfter: items.at(-1)!.queue } : { items };
+  }
+
+  async audit(): Promise<string[]> {
+    // TODO(issue 8): the Redis store's invariant checker.
+    return [];
+  }
+
+  private async queueCounts(): Promise<QueueCounts[]> {
     const reply = (await this.call('queue-counts', [])) as [string, FlatHash][];
     return reply
       .map(([queue, hash]) => {

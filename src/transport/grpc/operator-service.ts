@@ -2,8 +2,12 @@ import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import { invalidRequest } from '../../domain/errors';
 import { JOB_EVENT_TYPES, type JobEvent } from '../../domain/job-event';
-import type { WorkerTarget, WorkerSnapshot } from '../../store/job-store';
+import { queueNameProblem } from '../../domain/job-submission';
+import { pageRequest } from '../../domain/paging';
+import { workerIdProblem } from '../../domain/worker';
+import type { WorkerFilter, WorkerTarget, WorkerSnapshot } from '../../store/job-store';
 import type {
+  ListQueuesRequest,
   ListWorkersRequest,
   JobEvent as ProtoJobEvent,
   OperatorServiceImplementation,
@@ -30,11 +34,11 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
   }
 
   async listWorkers(request: ListWorkersRequest) {
-    const filter: { label?: string; queue?: string } = {};
+    const filter: WorkerFilter = {};
     if (request.label !== '') filter.label = request.label;
     if (request.queue !== '') filter.queue = request.queue;
-    const snapshots = await this.app.workers.list(filter);
-    return { workers: snapshots.map(toWorkerInfo) };
+    const page = await this.app.workers.list(filter, pageRequest(request.pageSize, request.pageToken, workerIdProblem));
+    return { workers: page.items.map(toWorkerInfo), nextPageToken: page.nextAfter ?? '' };
   }
 
   async setWorkerState(request: SetWorkerStateRequest) {
@@ -44,9 +48,9 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     return { workerIds: await this.app.workers.direct(target, state) };
   }
 
-  async listQueues() {
-    const queues = await this.app.jobs.queueCounts();
-    return { queues: queues.map(({ queue, ...counts }) => ({ name: queue, ...counts })) };
+  async listQueues(request: ListQueuesRequest) {
+    const page = await this.app.jobs.listQueues(pageRequest(request.pageSize, request.pageToken, queueNameProblem));
+    return { queues: page.items.map(({ queue, ...counts }) => ({ name: queue, ...counts })), nextPageToken: page.nextAfter ?? '' };
   }
 
   /** Streams job events of every replica until the client cancels; keepalives keep proxies from cutting it. */

@@ -20,10 +20,19 @@ export interface ListWorkersRequest {
   label: string;
   /** Only workers consuming this queue. */
   queue: string;
+  /** Most workers in the answer; 0 means 100. At most 1000. */
+  pageSize: number;
+  /** The next_page_token of the previous answer; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListWorkersResponse {
   workers: WorkerInfo[];
+  /**
+   * Set when more workers may follow: pass it as page_token. With a filter,
+   * a page may hold fewer than page_size workers and still have a next one.
+   */
+  nextPageToken: string;
 }
 
 /** WorkerInfo is a registered worker as the server sees it. */
@@ -97,10 +106,16 @@ export interface JobEvent {
 }
 
 export interface ListQueuesRequest {
+  /** Most queues in the answer; 0 means 100. At most 1000. */
+  pageSize: number;
+  /** The next_page_token of the previous answer; empty for the first page. */
+  pageToken: string;
 }
 
 export interface ListQueuesResponse {
   queues: QueueInfo[];
+  /** Set when more queues may follow: pass it as page_token. */
+  nextPageToken: string;
 }
 
 /** QueueInfo is one queue and how many of its jobs are in each state. */
@@ -117,7 +132,7 @@ export interface QueueInfo {
 }
 
 function createBaseListWorkersRequest(): ListWorkersRequest {
-  return { label: "", queue: "" };
+  return { label: "", queue: "", pageSize: 0, pageToken: "" };
 }
 
 export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
@@ -127,6 +142,12 @@ export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
     }
     if (message.queue !== "") {
       writer.uint32(18).string(message.queue);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(34).string(message.pageToken);
     }
     return writer;
   },
@@ -160,6 +181,22 @@ export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
             message.queue = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -179,18 +216,23 @@ export const ListWorkersRequest: MessageFns<ListWorkersRequest> = {
     const message = createBaseListWorkersRequest();
     message.label = object.label ?? "";
     message.queue = object.queue ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListWorkersResponse(): ListWorkersResponse {
-  return { workers: [] };
+  return { workers: [], nextPageToken: "" };
 }
 
 export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
   encode(message: ListWorkersResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.workers) {
       WorkerInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -216,6 +258,14 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
             message.workers.push(WorkerInfo.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -234,6 +284,7 @@ export const ListWorkersResponse: MessageFns<ListWorkersResponse> = {
   fromPartial(object: DeepPartial<ListWorkersResponse>): ListWorkersResponse {
     const message = createBaseListWorkersResponse();
     message.workers = object.workers?.map((e) => WorkerInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -880,11 +931,17 @@ export const JobEvent: MessageFns<JobEvent> = {
 };
 
 function createBaseListQueuesRequest(): ListQueuesRequest {
-  return {};
+  return { pageSize: 0, pageToken: "" };
 }
 
 export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
-  encode(_: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListQueuesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -901,6 +958,22 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -916,20 +989,25 @@ export const ListQueuesRequest: MessageFns<ListQueuesRequest> = {
   create(base?: DeepPartial<ListQueuesRequest>): ListQueuesRequest {
     return ListQueuesRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<ListQueuesRequest>): ListQueuesRequest {
+  fromPartial(object: DeepPartial<ListQueuesRequest>): ListQueuesRequest {
     const message = createBaseListQueuesRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
     return message;
   },
 };
 
 function createBaseListQueuesResponse(): ListQueuesResponse {
-  return { queues: [] };
+  return { queues: [], nextPageToken: "" };
 }
 
 export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   encode(message: ListQueuesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.queues) {
       QueueInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -955,6 +1033,14 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
             message.queues.push(QueueInfo.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -973,6 +1059,7 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
   fromPartial(object: DeepPartial<ListQueuesResponse>): ListQueuesResponse {
     const message = createBaseListQueuesResponse();
     message.queues = object.queues?.map((e) => QueueInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -1147,7 +1234,10 @@ export const OperatorServiceDefinition = {
   name: "OperatorService",
   fullName: "ojs.server.v1.OperatorService",
   methods: {
-    /** ListWorkers returns the registered workers, optionally filtered. */
+    /**
+     * ListWorkers returns the registered workers in worker_id order, one page
+     * at a time, optionally filtered.
+     */
     listWorkers: {
       name: "ListWorkers",
       requestType: ListWorkersRequest as typeof ListWorkersRequest,
@@ -1171,7 +1261,10 @@ export const OperatorServiceDefinition = {
       responseStream: false,
       options: {},
     },
-    /** ListQueues returns every known queue with its job counts per state. */
+    /**
+     * ListQueues returns the queues that hold jobs, in name order, with their
+     * job counts per state, one page at a time.
+     */
     listQueues: {
       name: "ListQueues",
       requestType: ListQueuesRequest as typeof ListQueuesRequest,
@@ -1196,7 +1289,10 @@ export const OperatorServiceDefinition = {
 } as const;
 
 export interface OperatorServiceImplementation<CallContextExt = {}> {
-  /** ListWorkers returns the registered workers, optionally filtered. */
+  /**
+   * ListWorkers returns the registered workers in worker_id order, one page
+   * at a time, optionally filtered.
+   */
   listWorkers(
     request: ListWorkersRequest,
     context: CallContext & CallContextExt,
@@ -1212,7 +1308,10 @@ export interface OperatorServiceImplementation<CallContextExt = {}> {
     request: SetWorkerStateRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<SetWorkerStateResponse>>;
-  /** ListQueues returns every known queue with its job counts per state. */
+  /**
+   * ListQueues returns the queues that hold jobs, in name order, with their
+   * job counts per state, one page at a time.
+   */
   listQueues(
     request: ListQueuesRequest,
     context: CallContext & CallContextExt,
@@ -1228,7 +1327,10 @@ export interface OperatorServiceImplementation<CallContextExt = {}> {
 }
 
 export interface OperatorServiceClient<CallOptionsExt = {}> {
-  /** ListWorkers returns the registered workers, optionally filtered. */
+  /**
+   * ListWorkers returns the registered workers in worker_id order, one page
+   * at a time, optionally filtered.
+   */
   listWorkers(
     request: DeepPartial<ListWorkersRequest>,
     options?: CallOptions & CallOptionsExt,
@@ -1244,7 +1346,10 @@ export interface OperatorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<SetWorkerStateRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<SetWorkerStateResponse>;
-  /** ListQueues returns every known queue with its job counts per state. */
+  /**
+   * ListQueues returns the queues that hold jobs, in name order, with their
+   * job counts per state, one page at a time.
+   */
   listQueues(
     request: DeepPartial<ListQueuesRequest>,
     options?: CallOptions & CallOptionsExt,
