@@ -4,7 +4,15 @@
  * the reverse; the application never sees a concrete store, transport or
  * telemetry; the SDK stands on the generated contract alone; lib/ holds
  * small generic helpers that both may use.
+ *
+ * Rules that say what a folder may depend on ("only X") look at the
+ * project's own code alone: which npm packages and Node built-ins a folder
+ * uses is its own business (telemetry uses OpenTelemetry, config node:util).
  */
+
+/** The project's own code, as dependency paths start. */
+const OWN_CODE = '^(src|lib|sdk|gen|test|tools|bench|examples|scripts)/';
+
 module.exports = {
   forbidden: [
     {
@@ -26,15 +34,87 @@ module.exports = {
       to: { path: '^src/(app|transport|telemetry|config|background)/' },
     },
     {
+      name: 'stores-never-import-each-other',
+      comment:
+        'Each store implementation is one adapter of the port: if one borrowed from another, a change made ' +
+        'for Redis would silently alter the embedded store (and the contract suite would test one thing twice). ' +
+        'What they share belongs in the domain or the port.',
+      severity: 'error',
+      from: { path: '^src/store/([^/]+)/' },
+      to: { path: '^src/store/[^/]+/', pathNot: '^src/store/$1/' },
+    },
+    {
       name: 'transport-never-sees-a-store-implementation',
       severity: 'error',
       from: { path: '^src/transport/' },
       to: { path: '^src/(store/(memory|redis)|config|background)/' },
     },
     {
+      name: 'generated-code-stays-at-the-edges',
+      comment:
+        'Generated protobuf types stop at the mappers (STYLE.md, gRPC): only the transport, the SDK and the ' +
+        'code that plays a client (tests, tools, benchmarks, examples) may see gen/. Anywhere else, a proto ' +
+        'change would ripple into the domain, the stores or the use cases.',
+      severity: 'error',
+      from: { pathNot: '^(src/transport|sdk|gen|test|tools|bench|examples)/' },
+      to: { path: '^gen/' },
+    },
+    {
+      name: 'background-runs-use-cases-only',
+      comment:
+        'A background loop only schedules use cases (runOnce calls the app layer); it never reaches a store, ' +
+        'the transport, telemetry or config itself, so the loops stay replaceable and their work testable ' +
+        'through the app layer.',
+      severity: 'error',
+      from: { path: '^src/background/' },
+      to: { path: OWN_CODE, pathNot: '^(src/(background|app|domain)|lib)/' },
+    },
+    {
+      name: 'config-reads-into-settings-types',
+      comment:
+        'Config turns the environment into the settings the app and the loops declare they need, so it may ' +
+        'name those settings types and nothing else outside the domain and lib: it never depends on the code ' +
+        'it configures. The types live beside that code today (ProtocolSettings in app/app-context.ts, ' +
+        'MaintenanceIntervals in background/maintenance.ts), so exactly those two files are allowed; given ' +
+        'files of their own, the allowance should shrink to them.',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: {
+        path: OWN_CODE,
+        pathNot: ['^(src/(config|domain)|lib)/', '^src/app/app-context\\.ts$', '^src/background/maintenance\\.ts$'],
+      },
+    },
+    {
+      name: 'telemetry-implements-its-port',
+      comment:
+        'Telemetry implements the Telemetry port of app/ports.ts over domain types (transitions, events); it ' +
+        'must not reach use cases, stores, the transport or config, so that what is observed is decided by ' +
+        'the app layer and telemetry can be swapped without touching it. lib/ is generic and allowed.',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: OWN_CODE, pathNot: ['^(src/(telemetry|domain)|lib)/', '^src/app/ports\\.ts$'] },
+    },
+    {
+      name: 'shipped-code-never-imports-test-code',
+      comment:
+        'What the server and the SDK ship must not depend on tests, tools, benchmarks, examples or scripts: ' +
+        'they are not built for production, may start processes or weaken checks, and would drag test ' +
+        'dependencies into dist/.',
+      severity: 'error',
+      from: { path: '^(src|lib|sdk)/' },
+      to: { path: '^(test|tools|bench|examples|scripts)/' },
+    },
+    {
       name: 'sdk-stands-on-the-contract',
       severity: 'error',
       from: { path: '^sdk/' },
+      to: { path: '^src/' },
+    },
+    {
+      name: 'examples-use-the-sdk',
+      comment: "Examples are what users copy: they must work with the published SDK and contract, not the server's internals.",
+      severity: 'error',
+      from: { path: '^examples/' },
       to: { path: '^src/' },
     },
     {
@@ -53,6 +133,10 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
+    // dependency-cruiser's own TypeScript parser needs TypeScript below 7; without it, the fallback
+    // misses type-only re-exports (`export type { X } from './x'`). swc (already here for jest) sees them.
+    // Neither marks a dependency as type-only, so no rule can tell `import type` from a value import.
+    parser: 'swc',
     tsConfig: { fileName: 'tsconfig.json' },
   },
 };

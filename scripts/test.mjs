@@ -11,7 +11,7 @@ import { ensureRedis } from './ensure-redis.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
-/** What oxlint checks (package.json "lint" names the same directories). */
+/** Our own code: what oxlint and the layering rules check (package.json "lint" names the same directories). */
 const LINTED = ['src', 'lib', 'sdk', 'test', 'bench', 'tools', 'scripts', 'examples'];
 
 function step(title, command, args) {
@@ -52,14 +52,32 @@ function checkGeneratedCode() {
   }
 }
 
+/** The Lua prelude generated from the domain (tools/generate-lua-prelude.ts, built into dist/) is up to date. */
+function checkLuaPrelude() {
+  console.log('\n== src/store/redis/lua/lib/domain.lua is up to date with src/domain');
+  const committed = join(root, 'src', 'store', 'redis', 'lua', 'lib', 'domain.lua');
+  const fresh = mkdtempSync(join(tmpdir(), 'ojs-lua-'));
+  try {
+    const generated = join(fresh, 'domain.lua');
+    execFileSync(process.execPath, [join(root, 'dist', 'tools', 'generate-lua-prelude.js'), generated], { cwd: root, stdio: 'inherit' });
+    if (!readFileSync(committed).equals(readFileSync(generated))) {
+      console.error('src/store/redis/lua/lib/domain.lua is stale: run `npm run generate` and commit it.');
+      process.exit(1);
+    }
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
+  }
+}
+
 step('package-lock.json is complete', process.execPath, [join(root, 'scripts', 'complete-lockfile.mjs'), '--check']);
 step('buf lint', bin('buf'), ['lint']);
 checkGeneratedCode();
 step('type check', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
 step('lint', bin('oxlint'), ['--type-aware', '--deny-warnings', ...LINTED]);
 step('format', bin('prettier'), ['--check', '.']);
-step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'src', 'lib', 'sdk']);
+step('layering rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', ...LINTED]);
 step('build', bin('tsc'), ['-p', 'tsconfig.build.json']);
+checkLuaPrelude();
 console.log('\n== test dependencies');
 ensurePolyglot();
 ensureRedis();

@@ -1,4 +1,5 @@
-import { ChannelCredentials, createChannel, createClient, type Channel } from 'nice-grpc';
+import { ChannelCredentials, createChannel, createClientFactory, type Channel } from 'nice-grpc';
+import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
 import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 
@@ -17,6 +18,9 @@ export interface ConnectionOptions {
   credentials?: ChannelCredentials;
 }
 
+/** Refusals arrive with the server's ErrorInfo, whose reason tells a full store from a too-large request. */
+const clients = createClientFactory().use(errorDetailsClientMiddleware);
+
 /**
  * Opens a channel. It connects lazily and reconnects by itself; the keepalive
  * pings let either side notice a dead peer on an idle connection.
@@ -29,8 +33,8 @@ export function connect(options: ConnectionOptions): Connection {
   });
   return {
     channel,
-    workers: createClient(WorkerServiceDefinition, channel),
-    jobs: createClient(JobServiceDefinition, channel),
+    workers: clients.create(WorkerServiceDefinition, channel),
+    jobs: clients.create(JobServiceDefinition, channel),
     close: () => channel.close(),
   };
 }

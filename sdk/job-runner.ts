@@ -1,11 +1,11 @@
-import type { Job } from '../gen/ojs/server/v1/job';
+import type { Job, JobError } from '../gen/ojs/server/v1/job';
 import type { Delivery, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
-import { JobAborted, sdkJobError, toJobError, type AbortKind } from './errors';
+import { failureForRefusedAck, failureForRefusedFail, JobAborted, sdkJobError, toJobError, type AbortKind } from './errors';
 import type { JobContext, JobHandler } from './job-context';
 import type { Logger } from './logger';
 import { Wakeup } from '../lib/wakeup';
 import { compose, type Middleware } from './middleware';
-import type { Settlements } from './settlements';
+import type { SettlementOutcome, Settlements } from './settlements';
 
 /** Execution middleware: wraps every handler call, e.g. for tracing, metrics or error reporting. */
 export type ExecutionMiddleware = Middleware<JobContext, unknown>;
@@ -107,7 +107,7 @@ export class JobRunner {
     if (running.isSettled) return;
     running.isSettled = true;
     this.deps.logger.warn({ jobId: running.id, type }, `failing a job whose handler did not stop: ${message}`);
-    await this.settle(running, () => this.deps.settlements.fail(running.id, running.leaseToken, sdkJobError(type, message)));
+    await this.settle(running, () => this.reportFailure(running, sdkJobError(type, message)));
   }
 
   /** Stops the timeout sweep (the worker is stopping). */
@@ -132,7 +132,6 @@ export class JobRunner {
   }
 
   private async execute(running: RunningJob): Promise<void> {
-    const { job } = running;
     const context = new RunningJobContext(running, this.deps);
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
@@ -150,15 +149,36 @@ export class JobRunner {
       return;
     }
     if (outcome.ok) {
-      await this.settle(running, () => this.deps.settlements.ack(job.id, running.leaseToken, outcome.result));
+      await this.settle(running, () => this.acknowledge(running, outcome.result));
       return;
     }
     const error = reason !== undefined ? sdkJobError(reason.kind, reason.message) : toJobError(outcome.error);
     if (reason === undefined) context.logger.warn({ err: outcome.error }, 'job failed');
-    await this.settle(running, () => this.deps.settlements.fail(job.id, running.leaseToken, error));
+    await this.settle(running, () => this.reportFailure(running, error));
   }
 
-  private async settle(running: RunningJob, send: () => Promise<{ ok: boolean; code?: string; message?: string }>): Promise<void> {
+  /** Acks; a result the server refuses as too large fails the job instead, so it does not sit active until its timeout. */
+  private async acknowledge(running: RunningJob, result: unknown): Promise<SettlementOutcome> {
+    const acked = await this.deps.settlements.ack(running.id, running.leaseToken, result);
+    const failure = failureForRefusedAck(acked);
+    if (failure === undefined) return acked;
+    this.deps.logger.warn({ jobId: running.id, reason: failure.message }, 'the server refused the result as too large; failing the job');
+    return this.deps.settlements.fail(running.id, running.leaseToken, failure);
+  }
+
+  /** Fails; a report the server refuses for its content goes again reduced, so the job does not sit active until its timeout. */
+  private async reportFailure(running: RunningJob, error: JobError): Promise<SettlementOutcome> {
+    const failed = await this.deps.settlements.fail(running.id, running.leaseToken, error);
+    const reduced = failureForRefusedFail(failed, error);
+    if (reduced === undefined) return failed;
+    this.deps.logger.warn(
+      { jobId: running.id, reason: reduced.message },
+      'the server refused the error report; failing the job with a reduced one',
+    );
+    return this.deps.settlements.fail(running.id, running.leaseToken, reduced);
+  }
+
+  private async settle(running: RunningJob, send: () => Promise<SettlementOutcome>): Promise<void> {
     this.release(running);
     const outcome = await send();
     if (!outcome.ok)

@@ -5,6 +5,7 @@ import { pause } from '../lib/pause';
 import { Backoff } from './backoff';
 import { connect, type Connection, type ConnectionOptions } from './connection';
 import { compose, type Middleware } from './middleware';
+import { isSizeRefusal } from './refusals';
 
 /** What a producer sets on a job: its type, and whatever else it needs. */
 export type JobSpec = DeepPartial<Job> & { type: string };
@@ -12,8 +13,14 @@ export type JobSpec = DeepPartial<Job> & { type: string };
 /** Enqueue middleware: sees (and may change) every job before it is sent; resolves with the stored envelope. */
 export type EnqueueMiddleware = Middleware<JobSpec, Job>;
 
+/**
+ * Most jobs in one Enqueue call: the server refuses more (INVALID_ARGUMENT).
+ * An enqueueAll is atomic, so a larger one cannot be split.
+ */
+const MAX_ENQUEUE_BATCH = 1_000;
+
 export interface ProducerOptions extends Partial<ConnectionOptions> {
-  /** Most jobs in one Enqueue call. Default 500. */
+  /** Most jobs in one coalesced Enqueue call, from 1 to 1,000. Default 500. */
   maxBatch?: number;
   /** How many times a call is tried again while the server is unreachable. Default 5. */
   retries?: number;
@@ -41,12 +48,14 @@ export class Producer {
   private readonly retries: number;
 
   constructor(options: ProducerOptions = {}) {
+    this.maxBatch = options.maxBatch ?? 500;
+    if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1 || this.maxBatch > MAX_ENQUEUE_BATCH)
+      throw new RangeError(`maxBatch must be a whole number from 1 to ${MAX_ENQUEUE_BATCH} (the server's limit), got ${this.maxBatch}`);
+    this.retries = options.retries ?? 5;
     this.connection = connect({
       address: options.address ?? process.env['OJS_SERVER'] ?? '127.0.0.1:9090',
       ...(options.credentials ? { credentials: options.credentials } : {}),
     });
-    this.maxBatch = options.maxBatch ?? 500;
-    this.retries = options.retries ?? 5;
   }
 
   /** Adds enqueue middleware; the first added runs outermost. */
@@ -63,9 +72,15 @@ export class Producer {
   /**
    * Enqueues jobs atomically in one call: all are stored, or none. Each job
    * goes through the middleware; one that a middleware does not pass on is
-   * left out of the call.
+   * left out of the call. At most 1,000 jobs (the server's limit on one
+   * call): more are refused before anything is sent.
    */
   async enqueueAll(specs: readonly JobSpec[]): Promise<Job[]> {
+    if (specs.length > MAX_ENQUEUE_BATCH)
+      throw new RangeError(
+        `enqueueAll takes at most ${MAX_ENQUEUE_BATCH} jobs (the server's limit on one Enqueue), got ${specs.length}; ` +
+          'an atomic batch cannot be split: use enqueue() for jobs that need not be stored together',
+      );
     if (this.middleware.length === 0) return this.send(specs.map(withId));
     const passed = new Map<number, Job>();
     const position = new Map<number, number>();
@@ -116,16 +131,15 @@ export class Producer {
 
   /**
    * One call for the batch. Enqueue is all-or-none, so when the server
-   * refuses the batch for one bad job, each job is sent on its own and only
-   * the bad one fails.
+   * refuses the batch for one bad job (or for its size), each job is sent on
+   * its own and only the bad one fails.
    */
   private async sendBatch(batch: Waiting[]): Promise<void> {
     try {
       const stored = await this.send(batch.map((w) => w.spec));
       batch.forEach((w, i) => w.resolve(stored[i]!));
     } catch (error) {
-      const isRefusal = error instanceof ClientError && (error.code === Status.INVALID_ARGUMENT || error.code === Status.ALREADY_EXISTS);
-      if (!isRefusal || batch.length === 1) {
+      if (!mayPassAlone(error) || batch.length === 1) {
         for (const w of batch) w.reject(error);
         return;
       }
@@ -133,23 +147,58 @@ export class Producer {
     }
   }
 
-  /** Sends, retrying while the server is unreachable; a job that turns out to be stored already is read back. */
+  /** Sends, retrying while the server is unreachable. */
   private async send(jobs: Job[]): Promise<Job[]> {
     const backoff = new Backoff(100, 2_000);
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.connection.jobs.enqueue({ jobs, pending: false })).jobs;
+        return await this.tryEnqueue(jobs, attempt > 0);
       } catch (error) {
-        if (attempt > 0 && error instanceof ClientError && error.code === Status.ALREADY_EXISTS && jobs.length === 1) {
-          // An earlier try was stored before its answer was lost.
-          const job = (await this.connection.jobs.getJob({ jobId: jobs[0]!.id })).job;
-          if (job !== undefined) return [job];
-        }
-        if (!(error instanceof ClientError && error.code === Status.UNAVAILABLE) || attempt >= this.retries) throw error;
+        if (!hasStatus(error, Status.UNAVAILABLE) || attempt >= this.retries) throw error;
         await pause(backoff.next());
       }
     }
   }
+
+  /**
+   * One Enqueue call. A retry that finds the ids taken may follow a try
+   * that was stored but whose answer was lost: Enqueue is all-or-none, so
+   * then every id is there, and the stored jobs are the answer. When only
+   * some are, they are another producer's jobs and the refusal stands.
+   */
+  private async tryEnqueue(jobs: Job[], isRetry: boolean): Promise<Job[]> {
+    try {
+      return (await this.connection.jobs.enqueue({ jobs, pending: false })).jobs;
+    } catch (error) {
+      if (!isRetry || !hasStatus(error, Status.ALREADY_EXISTS)) throw error;
+      const stored = (await Promise.all(jobs.map((job) => this.storedJob(job.id)))).filter((job) => job !== undefined);
+      if (stored.length < jobs.length) throw error;
+      return stored;
+    }
+  }
+
+  /** The job the server holds under `id`, or undefined if it holds none. */
+  private async storedJob(id: string): Promise<Job | undefined> {
+    try {
+      return (await this.connection.jobs.getJob({ jobId: id })).job;
+    } catch (error) {
+      if (hasStatus(error, Status.NOT_FOUND)) return undefined;
+      throw error;
+    }
+  }
+}
+
+function hasStatus(error: unknown, status: Status): boolean {
+  return error instanceof ClientError && error.code === status;
+}
+
+/**
+ * Whether jobs of a refused batch may pass on their own: the server refused
+ * one job's content (INVALID_ARGUMENT), its id (ALREADY_EXISTS) or its size,
+ * or the size of the whole call, but not a full store.
+ */
+function mayPassAlone(error: unknown): boolean {
+  return hasStatus(error, Status.INVALID_ARGUMENT) || hasStatus(error, Status.ALREADY_EXISTS) || isSizeRefusal(error);
 }
 
 function withId(spec: JobSpec): Job {

@@ -4,6 +4,7 @@ import type { SettlementResult, WorkerServiceClient } from '../gen/ojs/server/v1
 import { pause } from '../lib/pause';
 import { Backoff } from './backoff';
 import type { Logger } from './logger';
+import { isSizeRefusal } from './refusals';
 
 /** The server's answer for one settlement, or why it never got one. */
 export type SettlementOutcome = { ok: true } | { ok: false; code: string; message: string };
@@ -23,6 +24,8 @@ interface AckItem {
 interface Queue<T> {
   waiting: Pending<T>[];
   call: (items: T[]) => Promise<SettlementResult[]>;
+  /** The outcome code of one item too large for the server to take (its result, or its error). */
+  tooLargeCode: string;
 }
 
 interface FailItem {
@@ -31,7 +34,7 @@ interface FailItem {
   error: JobError;
 }
 
-/** Call failures worth retrying: the server or the network went away, not a refusal. */
+/** Call failures worth retrying: the server or the network went away, or its store is full; not a refusal. */
 const RETRYABLE = new Set([
   Status.UNAVAILABLE,
   Status.DEADLINE_EXCEEDED,
@@ -47,7 +50,8 @@ const RETRYABLE = new Set([
  * server far more than an item in it). A call that fails because the server
  * is unreachable is retried with backoff until it is answered or the queue
  * is closed, so jobs finished during an outage are acknowledged once the
- * server is back.
+ * server is back. A call too large for the server (large results add up to
+ * more than its message limit) goes again in halves.
  */
 export class Settlements {
   private readonly acks: Queue<AckItem>;
@@ -62,8 +66,16 @@ export class Settlements {
     private readonly logger: Logger,
     private readonly options: { coalesceMs: number; maxBatch: number } = { coalesceMs: 1, maxBatch: 200 },
   ) {
-    this.acks = { waiting: [], call: (completions) => client.ackBatch({ workerId, completions }).then((r) => r.results) };
-    this.fails = { waiting: [], call: (failures) => client.failBatch({ workerId, failures }).then((r) => r.results) };
+    this.acks = {
+      waiting: [],
+      call: (completions) => client.ackBatch({ workerId, completions }).then((r) => r.results),
+      tooLargeCode: 'result_too_large',
+    };
+    this.fails = {
+      waiting: [],
+      call: (failures) => client.failBatch({ workerId, failures }).then((r) => r.results),
+      tooLargeCode: 'payload_too_large',
+    };
   }
 
   ack(jobId: string, leaseToken: string, result: unknown): Promise<SettlementOutcome> {
@@ -110,7 +122,7 @@ export class Settlements {
     if (queue.waiting.length === 0) return;
     const batch = queue.waiting;
     queue.waiting = [];
-    this.track(this.send(batch, () => queue.call(batch.map(({ item }) => item))));
+    this.track(this.send(batch, queue));
   }
 
   private track(sending: Promise<void>): void {
@@ -118,14 +130,15 @@ export class Settlements {
     void sending.finally(() => this.inFlight.delete(sending));
   }
 
-  private async send<T>(batch: Pending<T>[], call: () => Promise<SettlementResult[]>): Promise<void> {
+  private async send<T>(batch: Pending<T>[], queue: Queue<T>): Promise<void> {
     const backoff = new Backoff(100, 5_000);
     for (;;) {
       try {
-        const results = await call();
+        const results = await queue.call(batch.map(({ item }) => item));
         batch.forEach(({ resolve }, i) => resolve(toOutcome(results[i])));
         return;
       } catch (error) {
+        if (isSizeRefusal(error)) return this.sendSmaller(batch, queue, error.details);
         const status = error instanceof ClientError ? error.code : Status.UNKNOWN;
         if (!RETRYABLE.has(status) || this.closing.signal.aborted) {
           const message = error instanceof Error ? error.message : String(error);
@@ -136,6 +149,19 @@ export class Settlements {
         await pause(backoff.next(), this.closing.signal);
       }
     }
+  }
+
+  /**
+   * A batch the server would not take for its size goes again in halves;
+   * one settlement that it would not take alone is refused as too large.
+   */
+  private async sendSmaller<T>(batch: Pending<T>[], queue: Queue<T>, message: string): Promise<void> {
+    if (batch.length === 1) {
+      batch[0]!.resolve({ ok: false, code: queue.tooLargeCode, message });
+      return;
+    }
+    const half = Math.ceil(batch.length / 2);
+    await Promise.all([this.send(batch.slice(0, half), queue), this.send(batch.slice(half), queue)]);
   }
 }
 

@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     meter: telemetry.meter,
     logger,
     protocol: config.protocol,
+    limits: config.limits,
     retention: config.retention,
     maintenance: config.maintenance,
     descriptorSet: loadDescriptorSet(),
@@ -87,8 +88,16 @@ const STORE_CONNECT_TIMEOUT_MS = 30_000;
 
 /** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */
 async function openStore(backend: BackendConfig, onWaiting: (error: Error) => void): Promise<JobStore> {
-  if (backend.kind === 'memory') return new MemoryJobStore();
-  return RedisJobStore.connect({ url: backend.url, prefix: backend.prefix, connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS, onWaiting });
+  if (backend.kind === 'memory') return new MemoryJobStore({ maxJobs: backend.maxJobs, maxBytes: backend.maxBytes });
+  return RedisJobStore.connect({
+    url: backend.url,
+    prefix: backend.prefix,
+    connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS,
+    onWaiting,
+    pingIntervalMs: backend.pingIntervalMs,
+    pingTimeoutMs: backend.pingTimeoutMs,
+    commandTimeoutMs: backend.commandTimeoutMs,
+  });
 }
 
 main().catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { createApplication, type Application } from './app/application';
 import type { Entropy, Logger } from './app/ports';
 import { Maintenance, type MaintenanceIntervals } from './background/maintenance';
 import type { Clock } from './domain/clock';
+import type { PayloadLimits } from './domain/limits';
 import type { RetentionPolicy } from './domain/retention';
 import type { JobStore } from './store/job-store';
 import { OtelTelemetry } from './telemetry/otel-telemetry';
@@ -19,6 +20,7 @@ export interface ServerOptions {
   meter: Meter;
   logger: Logger;
   protocol: ProtocolSettings;
+  limits: PayloadLimits;
   retention: RetentionPolicy;
   maintenance: MaintenanceIntervals;
   descriptorSet: Uint8Array;
@@ -43,6 +45,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     store: options.store,
     clock: options.clock,
     settings: options.protocol,
+    limits: options.limits,
     retention: options.retention,
     entropy: options.entropy,
     telemetry,

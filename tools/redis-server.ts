@@ -30,6 +30,7 @@ export interface RedisServerOptions {
  */
 export class RedisServerProcess {
   private child: ChildProcess | undefined;
+  private isPaused = false;
 
   private constructor(
     readonly port: number,
@@ -51,8 +52,28 @@ export class RedisServerProcess {
     return this.child?.pid;
   }
 
+  /**
+   * Freezes the process (SIGSTOP): it keeps its connections open and answers
+   * nothing, like a stuck or overloaded server. stop() and destroy() resume
+   * it first, so a paused server never outlives its test.
+   */
+  pause(): void {
+    if (this.child?.pid === undefined) throw new Error(`redis-server on port ${this.port} is not running`);
+    process.kill(this.child.pid, 'SIGSTOP');
+    this.isPaused = true;
+  }
+
+  /** Lets a paused process run again (SIGCONT). */
+  resume(): void {
+    if (!this.isPaused || this.child?.pid === undefined) return;
+    process.kill(this.child.pid, 'SIGCONT');
+    this.isPaused = false;
+  }
+
   /** Stops the process (SIGTERM, or SIGKILL to simulate a crash) and waits for it to exit. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    // A stopped process would not act on the signal before it runs again.
+    this.resume();
     const child = this.child;
     this.child = undefined;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;

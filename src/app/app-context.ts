@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock';
+import type { PayloadLimits } from '../domain/limits';
 import type { RetentionPolicy } from '../domain/retention';
 import type { JobStore } from '../store/job-store';
 import type { Entropy, Logger, Telemetry } from './ports';
@@ -24,6 +25,8 @@ export interface AppContext {
   store: JobStore;
   clock: Clock;
   settings: ProtocolSettings;
+  /** The configurable size limits of jobs and results. */
+  limits: PayloadLimits;
   retention: RetentionPolicy;
   entropy: Entropy;
   telemetry: Telemetry;

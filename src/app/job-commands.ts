@@ -1,10 +1,10 @@
-import { invalidRequest, jobNotFound } from '../domain/errors';
+import { assertField, jobNotFound } from '../domain/errors';
+import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { buildJobs, type JobSubmission } from '../domain/job-submission';
 import type { Page, PageRequest } from '../domain/paging';
 import { transitionOf } from '../domain/transition';
 import type { QueueCounts, StateChange } from '../store/job-store';
-import { requireField } from './require-field';
 import type { AppContext } from './app-context';
 
 /** W3C trace context of the call that enqueues, stored in meta (ojs-distributed-tracing 6.1). */
@@ -19,7 +19,6 @@ export class JobCommands {
 
   /** Validates and stores a batch atomically; returns the stored envelopes. */
   async enqueue(submissions: readonly JobSubmission[], options: { pending: boolean; trace?: TraceContext }): Promise<Job[]> {
-    if (submissions.length === 0) throw invalidRequest('jobs', 'at least one job is required');
     const { ctx } = this;
     const jobs = buildJobs(withTraceContext(submissions, options.trace), {
       now: ctx.clock.now(),
@@ -30,6 +29,7 @@ export class JobCommands {
         gracePeriodMs: ctx.settings.jobGracePeriodMs,
         heartbeatTimeoutMs: ctx.settings.jobHeartbeatTimeoutMs,
       },
+      limits: ctx.limits,
       pending: options.pending,
     });
     await ctx.store.enqueue(jobs);
@@ -38,21 +38,22 @@ export class JobCommands {
   }
 
   async get(jobId: string): Promise<Job> {
-    const job = await this.ctx.store.getJob(requireField('job_id', jobId));
+    assertField('job_id', jobIdProblem(jobId));
+    const job = await this.ctx.store.getJob(jobId);
     if (job === undefined) throw jobNotFound(jobId);
     return job;
   }
 
   async cancel(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.cancel(requireField('job_id', jobId), this.ctx.clock.now()));
+    return this.record(await this.ctx.store.cancel(validJobId(jobId), this.ctx.clock.now()));
   }
 
   async activate(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.activate(requireField('job_id', jobId), this.ctx.clock.now()));
+    return this.record(await this.ctx.store.activate(validJobId(jobId), this.ctx.clock.now()));
   }
 
   async retry(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.retry(requireField('job_id', jobId), this.ctx.clock.now()));
+    return this.record(await this.ctx.store.retry(validJobId(jobId), this.ctx.clock.now()));
   }
 
   /** One page of the queues that hold jobs, with their counts per state. */
@@ -66,13 +67,23 @@ export class JobCommands {
   }
 }
 
-/** Copies the caller's trace context into meta unless the producer set its own. */
+/**
+ * Copies the caller's trace context into meta unless the producer set its
+ * own traceparent. The pair travels together: a tracestate belongs to its
+ * traceparent, so the producer's is replaced (or dropped) with it.
+ */
 function withTraceContext(submissions: readonly JobSubmission[], trace: TraceContext | undefined): readonly JobSubmission[] {
   if (trace?.traceparent === undefined) return submissions;
   return submissions.map((submission) => {
     if (submission.meta?.['traceparent'] !== undefined) return submission;
     const meta: Record<string, unknown> = { ...submission.meta, traceparent: trace.traceparent };
     if (trace.tracestate !== undefined) meta['tracestate'] = trace.tracestate;
+    else delete meta['tracestate'];
     return { ...submission, meta };
   });
+}
+
+function validJobId(jobId: string): string {
+  assertField('job_id', jobIdProblem(jobId));
+  return jobId;
 }

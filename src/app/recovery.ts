@@ -8,7 +8,7 @@ import type { HeartbeatAge } from './ports';
 import { TimeoutEvents, type RecordedError } from './timeout-events';
 
 /** How many jobs or workers one background pass handles at most. */
-export const RECOVERY_BATCH = 500;
+const RECOVERY_BATCH = 500;
 const PRUNE_BATCH = 5_000;
 const PRUNE_BATCHES_PER_PASS = 20;
 /** Most active jobs the heartbeat-age gauge looks at per collection. */
@@ -129,7 +129,7 @@ export class Recovery {
     const silent = await ctx.store.findSilentWorkers(cutoff, RECOVERY_BATCH);
     let removed = 0;
     for (const snapshot of silent) {
-      if (await this.removeWorker(snapshot, 'dead')) removed += 1;
+      if ((await this.removeWorker(snapshot, 'dead')) !== undefined) removed += 1;
     }
     return removed;
   }
@@ -137,10 +137,11 @@ export class Recovery {
   /**
    * Removes a worker and returns the jobs it held to the queue at once,
    * each counting as a failed attempt (`worker_death` for a dead worker,
-   * `shutdown` for one that deregistered while holding jobs). Returns false
-   * if the worker changed meanwhile (it beat, or took another job).
+   * `shutdown` for one that deregistered while holding jobs). Returns the
+   * ids of the jobs recovered, or undefined if the worker changed meanwhile
+   * (it beat, or took another job).
    */
-  async removeWorker(snapshot: WorkerSnapshot, reason: 'dead' | 'deregistered'): Promise<boolean> {
+  async removeWorker(snapshot: WorkerSnapshot, reason: 'dead' | 'deregistered'): Promise<string[] | undefined> {
     const { ctx } = this;
     const now = ctx.clock.now();
     const { worker } = snapshot;
@@ -150,7 +151,7 @@ export class Recovery {
         : { type: SERVER_ERROR_TYPES.shutdown, message: `worker ${worker.workerId} deregistered while holding the job` };
     const held = await ctx.store.getJobs(snapshot.heldJobIds);
     const recorded = held.flatMap((job) =>
-      job?.lease === undefined
+      job?.lease?.workerId !== worker.workerId
         ? []
         : [
             {
@@ -166,7 +167,7 @@ export class Recovery {
       recoveries: recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome })),
       now,
     });
-    if (!removal.removed) return false;
+    if (!removal.removed) return undefined;
     ctx.telemetry.jobTransitions(removal.transitions);
     ctx.telemetry.workerTransition({ workerId: worker.workerId, from: worker.state, to: 'terminated', reason });
     const log = { workerId: worker.workerId, recoveredJobIds: removal.transitions.map((t) => t.jobId) };
@@ -177,7 +178,7 @@ export class Recovery {
       recorded.map(({ job, outcome }) => ({ job, error: outcome.error, workerId: worker.workerId })),
       removal.transitions,
     );
-    return true;
+    return removal.transitions.map((t) => t.jobId);
   }
 
   /** For the heartbeat-age gauge: per queue, how long ago its stalest active job showed signs of life. */

@@ -1,30 +1,27 @@
-import { invalidRequest, jobNotFound, leaseNotHeld } from '../domain/errors';
+import { assertField, jobNotFound, leaseNotHeld, OjsError } from '../domain/errors';
 import { decideFailure, type FailureOutcome } from '../domain/failure';
+import { jobIdProblem, leaseTokenProblem, workerIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
-import type { JsonValue } from '../domain/json';
-import type { FailureReport } from '../domain/job-error';
+import { SETTLE_CHUNK } from '../domain/limits';
 import { leaseProblem } from '../domain/lease';
-import { checkProgressUpdate, type ProgressUpdate } from '../domain/progress';
+import { checkProgressUpdate, type ProgressInput } from '../domain/progress';
+import {
+  assertSettleBatch,
+  checkCompletion,
+  checkFailure,
+  type Completion,
+  type CompletionInput,
+  type FailureInput,
+  type FailureItem,
+} from '../domain/settlement-checks';
 import type { SettlementOutcome } from '../store/job-store';
-import { requireField } from './require-field';
 import type { AppContext } from './app-context';
 import { TimeoutEvents } from './timeout-events';
 
-export interface Completion {
-  jobId: string;
-  leaseToken: string;
-  result?: JsonValue;
-}
-
-export interface FailureItem {
-  jobId: string;
-  leaseToken: string;
-  report: FailureReport;
-}
-
 /**
  * ACK and FAIL, single or batched. Each item stands alone: one stale lease
- * does not spoil the rest of a batch.
+ * or bad field does not spoil the rest of a batch. Large batches reach the
+ * store in chunks, so no store operation grows with what a client sends.
  */
 export class Settlement {
   private readonly events: TimeoutEvents;
@@ -33,11 +30,15 @@ export class Settlement {
     this.events = new TimeoutEvents(ctx);
   }
 
-  async ack(workerId: string, completions: readonly Completion[]): Promise<SettlementOutcome[]> {
-    requireField('worker_id', workerId);
-    const outcomes = await this.ctx.store.ack({ workerId, items: completions, now: this.ctx.clock.now() });
-    this.record(outcomes);
-    return outcomes;
+  async ack(workerId: string, inputs: readonly CompletionInput[]): Promise<SettlementOutcome[]> {
+    assertField('worker_id', workerIdProblem(workerId));
+    assertSettleBatch('completions', inputs.length);
+    const checked = inputs.map((input) => checkCompletion(input, this.ctx.limits));
+    return this.applyChecked(checked, async (completions: Completion[]) => {
+      const settled = await this.ctx.store.ack({ workerId, items: completions, now: this.ctx.clock.now() });
+      this.record(settled);
+      return settled;
+    });
   }
 
   /**
@@ -45,18 +46,67 @@ export class Settlement {
    * attempt and policy, then applies the decisions; the store re-checks the
    * lease, so a decision is never applied to a different attempt.
    */
-  async fail(workerId: string, failures: readonly FailureItem[]): Promise<SettlementOutcome[]> {
-    requireField('worker_id', workerId);
+  async fail(workerId: string, inputs: readonly FailureInput[]): Promise<SettlementOutcome[]> {
+    assertField('worker_id', workerIdProblem(workerId));
+    assertSettleBatch('failures', inputs.length);
+    return this.applyChecked(inputs.map(checkFailure), (failures) => this.failChecked(workerId, failures));
+  }
+
+  /**
+   * Records progress and a checkpoint for a held job (ojs-progress); it
+   * counts as a beat for the job. Updates for jobs the worker does not hold
+   * are ignored, not refused.
+   */
+  async reportProgress(
+    workerId: string,
+    jobId: string,
+    leaseToken: string,
+    input: ProgressInput,
+  ): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
+    assertLease(workerId, jobId, leaseToken);
+    const checked = checkProgressUpdate(input);
+    return this.ctx.store.recordProgress({ workerId, jobId, leaseToken, ...checked, now: this.ctx.clock.now() });
+  }
+
+  async extendLease(workerId: string, jobId: string, leaseToken: string): Promise<number> {
+    assertLease(workerId, jobId, leaseToken);
+    return this.ctx.store.extendLease({ workerId, jobId, leaseToken, now: this.ctx.clock.now() });
+  }
+
+  /**
+   * Applies the items that passed their checks, chunk by chunk, and puts
+   * every outcome (a refusal for the items that did not) back in request order.
+   */
+  private async applyChecked<T>(
+    checked: readonly (T | OjsError)[],
+    apply: (items: T[]) => Promise<SettlementOutcome[]>,
+  ): Promise<SettlementOutcome[]> {
+    const outcomes: SettlementOutcome[] = [];
+    const valid: { index: number; item: T }[] = [];
+    checked.forEach((item, index) => {
+      if (item instanceof OjsError) outcomes[index] = { ok: false, error: item };
+      else valid.push({ index, item });
+    });
+    for (let start = 0; start < valid.length; start += SETTLE_CHUNK) {
+      const chunk = valid.slice(start, start + SETTLE_CHUNK);
+      const applied = await apply(chunk.map(({ item }) => item));
+      chunk.forEach(({ index }, i) => {
+        outcomes[index] = applied[i]!;
+      });
+    }
+    return outcomes;
+  }
+
+  private async failChecked(workerId: string, failures: readonly FailureItem[]): Promise<SettlementOutcome[]> {
     const { ctx } = this;
     const now = ctx.clock.now();
     const jobs = await ctx.store.getJobs(failures.map((f) => f.jobId));
-    const outcomes: (SettlementOutcome | undefined)[] = [];
+    const outcomes: SettlementOutcome[] = [];
     const decided: { index: number; job: Job; jobId: string; leaseToken: string; outcome: FailureOutcome }[] = [];
     failures.forEach((failure, index) => {
       const job = jobs[index];
       const problem = job === undefined ? undefined : leaseProblem(job, workerId, failure.leaseToken);
-      if (failure.report.type.length === 0) outcomes[index] = { ok: false, error: invalidRequest('error.type', 'is required') };
-      else if (job === undefined) outcomes[index] = { ok: false, error: jobNotFound(failure.jobId) };
+      if (job === undefined) outcomes[index] = { ok: false, error: jobNotFound(failure.jobId) };
       else if (problem !== undefined) outcomes[index] = { ok: false, error: leaseNotHeld(job.id, problem, job.state) };
       else {
         const outcome = decideFailure(job, failure.report, { now, random: () => ctx.entropy.random() });
@@ -69,41 +119,15 @@ export class Settlement {
         outcomes[decided[i]!.index] = outcome;
       });
     }
-    const all = failures.map((failure, index) => {
-      const outcome = outcomes[index];
-      // Each item got an outcome above: a refusal, or the store's answer to its decision.
-      if (outcome === undefined) throw new Error(`no settlement outcome for job ${failure.jobId}`);
-      return outcome;
-    });
-    this.record(all);
-    // A worker-side timeout, or a retry that could not end within the total timeout (timeouts.md 9.1).
+    this.record(outcomes);
+    // A worker-side timeout, or a retry that could not end within the total timeout (timeouts.md 9.1);
+    // only for the items that applied (a job listed twice is settled, and reported, once).
+    const applied = decided.filter(({ index }) => outcomes[index]!.ok);
     await this.events.emit(
-      decided.map(({ job, outcome }) => ({ job, error: outcome.error, workerId })),
-      all.flatMap((o) => (o.ok ? [o.transition] : [])),
+      applied.map(({ job, outcome }) => ({ job, error: outcome.error, workerId })),
+      outcomes.flatMap((o) => (o.ok ? [o.transition] : [])),
     );
-    return all;
-  }
-
-  /**
-   * Records progress and a checkpoint for a held job (ojs-progress); it
-   * counts as a beat for the job. Updates for jobs the worker does not hold
-   * are ignored, not refused.
-   */
-  async reportProgress(
-    workerId: string,
-    jobId: string,
-    leaseToken: string,
-    update: ProgressUpdate,
-  ): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
-    requireField('worker_id', workerId);
-    requireField('job_id', jobId);
-    const checked = checkProgressUpdate(update);
-    return this.ctx.store.recordProgress({ workerId, jobId, leaseToken, ...checked, now: this.ctx.clock.now() });
-  }
-
-  async extendLease(workerId: string, jobId: string, leaseToken: string): Promise<number> {
-    requireField('worker_id', workerId);
-    return this.ctx.store.extendLease({ workerId, jobId, leaseToken, now: this.ctx.clock.now() });
+    return outcomes;
   }
 
   private record(outcomes: readonly SettlementOutcome[]): void {
@@ -111,4 +135,11 @@ export class Settlement {
     for (const outcome of outcomes) if (outcome.ok) transitions.push(outcome.transition);
     if (transitions.length > 0) this.ctx.telemetry.jobTransitions(transitions);
   }
+}
+
+/** The ids of a call about one held job. */
+function assertLease(workerId: string, jobId: string, leaseToken: string): void {
+  assertField('worker_id', workerIdProblem(workerId));
+  assertField('job_id', jobIdProblem(jobId));
+  assertField('lease_token', leaseTokenProblem(leaseToken));
 }

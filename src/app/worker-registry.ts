@@ -1,5 +1,7 @@
-import { OjsError, workerNotFound, type FieldViolation } from '../domain/errors';
+import { assertField, invalidRequest, OjsError, workerNotFound, type FieldViolation } from '../domain/errors';
+import { jobIdProblem, labelProblem, queueNameProblem, workerIdProblem } from '../domain/identifiers';
 import {
+  MAX_CONCURRENCY,
   afterDirective,
   afterReport,
   normalizeRegistration,
@@ -11,7 +13,6 @@ import { MAX_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
 import type { BeatOutcome, WorkerFilter, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
 import type { Recovery } from './recovery';
-import { requireField } from './require-field';
 
 export interface BeatReport {
   workerId: string;
@@ -70,9 +71,11 @@ export class WorkerRegistry {
         await ctx.store.registerWorker(worker);
         break;
       } catch (error) {
-        const previous = error instanceof OjsError && error.code === 'duplicate' ? await ctx.store.getWorker(worker.workerId) : undefined;
-        const isSilent = previous !== undefined && previous.worker.lastBeatAt < now - ctx.settings.heartbeatTimeoutMs;
-        if (!isSilent || attempt >= RACE_RETRIES) throw error;
+        if (!(error instanceof OjsError) || error.code !== 'duplicate' || attempt >= RACE_RETRIES) throw error;
+        const previous = await ctx.store.getWorker(worker.workerId);
+        // Gone since the refusal: register again. Silent past the timeout: recover it first.
+        if (previous === undefined) continue;
+        if (previous.worker.lastBeatAt >= now - ctx.settings.heartbeatTimeoutMs) throw error;
         await this.recovery.removeWorker(previous, 'dead');
       }
     }
@@ -83,16 +86,17 @@ export class WorkerRegistry {
 
   /** Removes the worker; jobs it still holds are failed as `shutdown` and requeued. */
   async deregister(workerId: string): Promise<string[]> {
-    requireField('worker_id', workerId);
+    assertField('worker_id', workerIdProblem(workerId));
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
-      const snapshot = await this.get(workerId);
-      if (await this.recovery.removeWorker(snapshot, 'deregistered')) return snapshot.heldJobIds;
+      const released = await this.recovery.removeWorker(await this.get(workerId), 'deregistered');
+      if (released !== undefined) return released;
     }
     throw raceLost(`worker ${workerId}`);
   }
 
   async beat(report: BeatReport): Promise<BeatOutcome> {
-    requireField('worker_id', report.workerId);
+    assertField('worker_id', workerIdProblem(report.workerId));
+    assertBeat(report);
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
       const { worker } = await this.get(report.workerId);
       const next = afterReport(worker, report.state);
@@ -119,6 +123,7 @@ export class WorkerRegistry {
    * queue is skipped.
    */
   async direct(target: WorkerTarget, state: WorkerState): Promise<string[]> {
+    assertTarget(target);
     const candidates = 'workerId' in target ? [await this.get(target.workerId)] : this.matching(target);
     const directed: string[] = [];
     for await (const { worker } of candidates) {
@@ -134,13 +139,15 @@ export class WorkerRegistry {
   }
 
   async get(workerId: string): Promise<WorkerSnapshot> {
-    const snapshot = await this.ctx.store.getWorker(requireField('worker_id', workerId));
+    assertField('worker_id', workerIdProblem(workerId));
+    const snapshot = await this.ctx.store.getWorker(workerId);
     if (snapshot === undefined) throw workerNotFound(workerId);
     return snapshot;
   }
 
   /** One page of the registered workers, filtered by label or queue. */
   async list(filter: WorkerFilter, page: PageRequest): Promise<Page<WorkerSnapshot>> {
+    assertTarget(filter);
     return this.ctx.store.listWorkers({ ...page, ...(hasFilter(filter) ? { filter } : {}), scanBudget: WORKER_SCAN_BUDGET });
   }
 
@@ -162,4 +169,18 @@ export class WorkerRegistry {
     }
     throw raceLost(`worker ${workerId}`);
   }
+}
+
+/** A beat lists at most as many jobs as a worker may hold, each a job id; its sequence is a safe integer. */
+function assertBeat(report: BeatReport): void {
+  if (!Number.isSafeInteger(report.sequence) || report.sequence < 0) throw invalidRequest('sequence', 'must be a non-negative integer');
+  if (report.activeJobIds.length > MAX_CONCURRENCY) throw invalidRequest('active_job_ids', `must list at most ${MAX_CONCURRENCY} jobs`);
+  report.activeJobIds.forEach((jobId, i) => assertField(`active_job_ids[${i}]`, jobIdProblem(jobId)));
+}
+
+/** The worker id, label or queue that selects workers. */
+function assertTarget(target: WorkerTarget | WorkerFilter): void {
+  if ('workerId' in target) assertField('worker_id', workerIdProblem(target.workerId));
+  if ('label' in target && target.label !== undefined) assertField('label', labelProblem(target.label));
+  if ('queue' in target && target.queue !== undefined) assertField('queue', queueNameProblem(target.queue));
 }

@@ -1,6 +1,7 @@
-import { invalidRequest, OjsError, workerNotFound } from '../domain/errors';
+import { assertField, invalidRequest, OjsError, quote, workerNotFound } from '../domain/errors';
+import { workerIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
-import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
+import { DELIVERY_BUDGET_BYTES, MAX_FETCH_WAIT_MS, MAX_QUEUES_PER_WORKER } from '../domain/limits';
 import { transitionOf } from '../domain/transition';
 import { desiredState, type WorkerState } from '../domain/worker';
 import type { ClaimResult } from '../store/job-store';
@@ -45,18 +46,24 @@ export class WorkerStreams {
    * Opens the Fetch stream of a running worker. A second stream of the same
    * worker replaces the first (a reconnect whose old stream is not yet dead).
    */
-  async openFetch(workerId: string, queues: readonly string[]): Promise<FetchSession> {
+  async openFetch(workerId: string, queues: readonly string[], maxWaitMs: number): Promise<FetchSession> {
+    assertField('worker_id', workerIdProblem(workerId));
+    if (queues.length > MAX_QUEUES_PER_WORKER) throw invalidRequest('queues', `must list at most ${MAX_QUEUES_PER_WORKER} queues`);
+    if (!Number.isInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_FETCH_WAIT_MS) {
+      throw invalidRequest('max_wait', `must be from 0 (no limit) to ${MAX_FETCH_WAIT_MS / 3_600_000} hours`);
+    }
     const snapshot = await this.ctx.store.getWorker(workerId);
     if (snapshot === undefined) throw workerNotFound(workerId);
     const { worker } = snapshot;
     const state = desiredState(worker);
     if (state !== 'running') {
-      throw new OjsError('invalid_state', `worker ${workerId} is ${state}; only a running worker may fetch`, {
-        metadata: { worker_id: workerId, state },
+      throw new OjsError('invalid_state', `worker ${quote(workerId)} is ${state}; only a running worker may fetch`, {
+        metadata: { worker_id: quote(workerId), state },
       });
     }
     queues.forEach((queue, i) => {
-      if (!worker.queues.includes(queue)) throw invalidRequest(`queues[${i}]`, `"${queue}" is not one of the worker's registered queues`);
+      if (!worker.queues.includes(queue))
+        throw invalidRequest(`queues[${i}]`, `"${quote(queue)}" is not one of the worker's registered queues`);
     });
     const session = new FetchSession(workerId, queues.length > 0 ? queues : worker.queues);
     this.sessions.get(workerId)?.end('replaced');
@@ -153,7 +160,10 @@ export class WorkerStreams {
     for (const queue of session.queues) {
       const remaining = (this.sessionsByQueue.get(queue) ?? []).filter((s) => s !== session);
       if (remaining.length > 0) this.sessionsByQueue.set(queue, remaining);
-      else this.sessionsByQueue.delete(queue);
+      else {
+        this.sessionsByQueue.delete(queue);
+        this.cursors.delete(queue);
+      }
     }
   }
 

@@ -1,10 +1,24 @@
 import { parseArgs } from 'node:util';
 import type { ProtocolSettings } from '../app/app-context';
 import type { MaintenanceIntervals } from '../background/maintenance';
+import { payloadLimitsProblem, type PayloadLimits } from '../domain/limits';
 import type { RetentionPolicy } from '../domain/retention';
+import { parseByteSize } from '../../lib/byte-size';
 import { parseDuration } from '../../lib/duration';
 
-export type BackendConfig = { kind: 'memory' } | { kind: 'redis'; url: string; prefix: string };
+export type BackendConfig =
+  | { kind: 'memory'; maxJobs: number; maxBytes: number }
+  | {
+      kind: 'redis';
+      url: string;
+      prefix: string;
+      /** Time between probes of whether Redis answers. */
+      pingIntervalMs: number;
+      /** How long Redis has to answer a probe before the store is unavailable (health NOT_SERVING). */
+      pingTimeoutMs: number;
+      /** How long a command waits for Redis before it fails as UNAVAILABLE. */
+      commandTimeoutMs: number;
+    };
 
 /** Everything the server is configured with; built once at start-up, then frozen. */
 export interface Config {
@@ -12,6 +26,7 @@ export interface Config {
   port: number;
   backend: BackendConfig;
   protocol: ProtocolSettings;
+  limits: PayloadLimits;
   retention: RetentionPolicy;
   maintenance: MaintenanceIntervals;
   /** How long a stopping server lets in-flight calls finish. */
@@ -42,6 +57,48 @@ export const SETTINGS = {
     flag: 'redis-prefix',
     defaultValue: '{ojs}',
     description: 'key prefix; its {hash tag} puts every key of a deployment in one cluster slot',
+  },
+  redisPingInterval: {
+    env: 'OJS_REDIS_PING_INTERVAL',
+    flag: 'redis-ping-interval',
+    defaultValue: '1s',
+    description: 'how often the server asks Redis whether it answers',
+  },
+  redisPingTimeout: {
+    env: 'OJS_REDIS_PING_TIMEOUT',
+    flag: 'redis-ping-timeout',
+    defaultValue: '1s',
+    description: 'how long Redis has to answer before health says NOT_SERVING (until it answers again)',
+  },
+  redisCommandTimeout: {
+    env: 'OJS_REDIS_COMMAND_TIMEOUT',
+    flag: 'redis-command-timeout',
+    defaultValue: '5s',
+    description: 'how long a call waits for Redis before it fails with UNAVAILABLE',
+  },
+  memoryMaxJobs: {
+    env: 'OJS_MEMORY_MAX_JOBS',
+    flag: 'memory-max-jobs',
+    defaultValue: '1000000',
+    description: 'most jobs the memory store holds; enqueues beyond are refused (RESOURCE_EXHAUSTED) until retention makes room',
+  },
+  memoryMaxBytes: {
+    env: 'OJS_MEMORY_MAX_BYTES',
+    flag: 'memory-max-bytes',
+    defaultValue: '512MiB',
+    description: 'most bytes of jobs (roughly their JSON size) the memory store holds, such as 64KiB, 512MiB or 1GiB',
+  },
+  maxJobBytes: {
+    env: 'OJS_MAX_JOB_BYTES',
+    flag: 'max-job-bytes',
+    defaultValue: '1MiB',
+    description: 'most bytes of args and meta of one job (RESOURCE_EXHAUSTED payload_too_large beyond)',
+  },
+  maxResultBytes: {
+    env: 'OJS_MAX_RESULT_BYTES',
+    flag: 'max-result-bytes',
+    defaultValue: '1MiB',
+    description: 'most bytes of a job result (an Ack beyond is refused with result_too_large; the job stays active)',
   },
   heartbeatInterval: {
     env: 'OJS_HEARTBEAT_INTERVAL',
@@ -170,6 +227,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     }
     return ms;
   };
+  const byteSize = (name: SettingName): number => {
+    const bytes = parseByteSize(raw(name));
+    if (bytes === undefined || bytes <= 0) {
+      problems.push(`${describe(name)} must be a positive size such as "64KiB", "512MiB", "1GiB" or a number of bytes, got "${raw(name)}"`);
+      return 1;
+    }
+    return bytes;
+  };
 
   const port = Number(raw('port'));
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`${describe('port')} must be 0-65535, got "${raw('port')}"`);
@@ -193,7 +258,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     problems.push(`${describe('backend')} must be memory or redis, got "${backendKind}"`);
   const prefix = raw('redisPrefix');
   if (!/\{[^{}]+\}/.test(prefix)) problems.push(`${describe('redisPrefix')} must contain a {hash tag}, got "${prefix}"`);
-  const backend: BackendConfig = backendKind === 'redis' ? { kind: 'redis', url: raw('redisUrl'), prefix } : { kind: 'memory' };
+  const memoryMaxJobs = Number(raw('memoryMaxJobs'));
+  if (!Number.isSafeInteger(memoryMaxJobs) || memoryMaxJobs <= 0)
+    problems.push(`${describe('memoryMaxJobs')} must be a positive whole number, got "${raw('memoryMaxJobs')}"`);
+  const memoryMaxBytes = byteSize('memoryMaxBytes');
+  const redisTimeouts = {
+    pingIntervalMs: duration('redisPingInterval'),
+    pingTimeoutMs: duration('redisPingTimeout'),
+    commandTimeoutMs: duration('redisCommandTimeout'),
+  };
+  const backend: BackendConfig =
+    backendKind === 'redis'
+      ? { kind: 'redis', url: raw('redisUrl'), prefix, ...redisTimeouts }
+      : { kind: 'memory', maxJobs: memoryMaxJobs, maxBytes: memoryMaxBytes };
   const maxJobs = Number(raw('retentionMaxJobs'));
   if (!Number.isInteger(maxJobs) || maxJobs < 0)
     problems.push(`${describe('retentionMaxJobs')} must be a whole number, got "${raw('retentionMaxJobs')}"`);
@@ -203,6 +280,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     discardedMs: duration('retentionDiscarded'),
     maxJobs,
   };
+  const limits: PayloadLimits = { maxJobBytes: byteSize('maxJobBytes'), maxResultBytes: byteSize('maxResultBytes') };
+  const limitsProblem = payloadLimitsProblem(limits);
+  if (limitsProblem !== undefined) problems.push(`${describe('maxJobBytes')} and ${describe('maxResultBytes')}: ${limitsProblem}`);
   const logLevel = raw('logLevel');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`${describe('logLevel')} must be one of ${LOG_LEVELS.join(', ')}`);
   const config: Config = {
@@ -210,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     port,
     backend,
     protocol,
+    limits,
     retention,
     maintenance: { promoteIntervalMs: duration('promoteInterval'), reapIntervalMs: duration('reapInterval') },
     shutdownTimeoutMs: duration('shutdownTimeout'),

@@ -151,3 +151,8 @@ export function resultTooLarge(jobId: string, actualBytes: number, maxBytes: num
 export function storeFull(bound: string, detail: string, cause?: unknown): OjsError {
   return new OjsError('queue_full', `the store is full: ${detail}`, { metadata: { bound }, cause });
 }
+
+/** Throws `invalid_request` naming `field` when a validation rule found a problem with it. */
+export function assertField(field: string, problem: string | undefined): void {
+  if (problem !== undefined) throw invalidRequest(field, problem);
+}

@@ -1,4 +1,5 @@
-import { ERROR_HISTORY_LIMIT, type HandlerCode, type JobError } from './job';
+import type { HandlerCode, JobError } from './job';
+import { BACKTRACE_MAX_CHARS, BACKTRACE_MAX_FRAMES, ERROR_HISTORY_LIMIT, ERROR_MESSAGE_MAX_CHARS } from './limits';
 import type { JsonObject } from './json';
 
 /** Error types the server itself records (worker-protocol appendix B and others). */
@@ -24,10 +25,14 @@ export const EXPIRY_REPORT: Readonly<FailureReport> = Object.freeze({
   message: 'expires_at passed before the job could start',
 });
 
-/** ojs-core section 8.1: at most 50 frames and 10,000 characters of backtrace. */
-export const BACKTRACE_MAX_FRAMES = 50;
-export const BACKTRACE_MAX_CHARS = 10_000;
-const MESSAGE_MAX_CHARS = 10_000;
+export { BACKTRACE_MAX_CHARS, BACKTRACE_MAX_FRAMES };
+
+/** The first `maxChars` UTF-16 units of `text`, never ending in half a surrogate pair. */
+function truncate(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const last = text.charCodeAt(maxChars - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars);
+}
 
 function capBacktrace(frames: readonly string[]): string[] {
   const kept: string[] = [];
@@ -35,7 +40,7 @@ function capBacktrace(frames: readonly string[]): string[] {
   for (const frame of frames.slice(0, BACKTRACE_MAX_FRAMES)) {
     if (chars + frame.length > BACKTRACE_MAX_CHARS) {
       const room = BACKTRACE_MAX_CHARS - chars;
-      if (room > 0) kept.push(frame.slice(0, room));
+      if (room > 0) kept.push(truncate(frame, room));
       break;
     }
     kept.push(frame);
@@ -48,7 +53,7 @@ function capBacktrace(frames: readonly string[]): string[] {
 export function stampError(report: FailureReport, attempt: number, now: number): JobError {
   const error: JobError = {
     type: report.type,
-    message: report.message.slice(0, MESSAGE_MAX_CHARS),
+    message: truncate(report.message, ERROR_MESSAGE_MAX_CHARS),
     backtrace: capBacktrace(report.backtrace ?? []),
     attempt,
     occurredAt: now,

@@ -1,7 +1,10 @@
-import { invalidPayload, type FieldViolation } from './errors';
+import { invalidPayload, invalidRequest, payloadTooLarge, type FieldViolation } from './errors';
+import { hasControlCharacters, jobIdProblem, jobTypeProblem, queueNameProblem } from './identifiers';
 import type { Job } from './job';
-import { isJsonObject, isJsonValue, jsonProblem, type JsonObject, type JsonValue } from './json';
+import { checkJson, checkJsonObject, type JsonObject, type JsonValue } from './json';
+import { MAX_ENQUEUE_BATCH, META_MAX_BYTES, SCHEMA_MAX_CHARS, SPECVERSION_MAX_CHARS, type PayloadLimits } from './limits';
 import { resolveRetryPolicy, type RetryPolicyInput } from './retry-policy';
+import { timestampProblem } from './timestamps';
 
 /**
  * A job as a producer submits it. Absent optional fields take defaults; the
@@ -40,6 +43,7 @@ export interface JobCreation {
   now: number;
   newId: () => string;
   defaults: JobDefaults;
+  limits: PayloadLimits;
   /** Stage the job as pending until it is activated. */
   pending: boolean;
 }
@@ -47,28 +51,17 @@ export interface JobCreation {
 export const DEFAULT_QUEUE = 'default';
 export const PRIORITY_MIN = -1000;
 export const PRIORITY_MAX = 1000;
-export const META_MAX_BYTES = 64 * 1024;
+export { META_MAX_BYTES, queueNameProblem };
 
-const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
-const QUEUE_PATTERN = /^[a-z0-9][a-z0-9.-]*$/;
-const UUIDV7_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const SPECVERSION_PATTERN = /^1\.0(\.\d+)?(-[0-9A-Za-z.-]+)?$/;
 
-/** Why `queue` is not a valid queue name (ojs-core 5.1), or undefined. */
-export function queueNameProblem(queue: string): string | undefined {
-  if (queue.length > 128) return 'must be at most 128 characters';
-  if (!QUEUE_PATTERN.test(queue)) return 'must match [a-z0-9][a-z0-9.-]* (lowercase letters, digits, "-" and ".")';
-  return undefined;
-}
-
-function typeProblem(type: string): string | undefined {
-  if (type.length === 0) return 'is required';
-  if (type.length > 255) return 'must be at most 255 characters';
-  if (!TYPE_PATTERN.test(type)) return 'must be dot-separated segments matching [a-z][a-z0-9_]*, e.g. "email.send"';
-  return undefined;
-}
-
-function secondsToMs(seconds: number | undefined, fallbackMs: number, field: string, violations: FieldViolation[]): number {
+/** A limit in whole seconds; 0 or absent means `fallbackMs` (undefined: none). */
+function secondsToMs<T extends number | undefined>(
+  seconds: number | undefined,
+  fallbackMs: T,
+  field: string,
+  violations: FieldViolation[],
+): number | T {
   if (seconds === undefined || seconds === 0) return fallbackMs;
   if (!Number.isInteger(seconds) || seconds < 0) {
     violations.push({ field, description: 'must be a positive whole number of seconds' });
@@ -77,61 +70,88 @@ function secondsToMs(seconds: number | undefined, fallbackMs: number, field: str
   return seconds * 1000;
 }
 
-/** An optional limit in whole seconds (0 or absent: none). */
-function optionalSecondsToMs(seconds: number | undefined, field: string, violations: FieldViolation[]): number | undefined {
-  if (seconds === undefined || seconds === 0) return undefined;
-  if (!Number.isInteger(seconds) || seconds < 0) {
-    violations.push({ field, description: 'must be a positive whole number of seconds' });
-    return undefined;
+/** An optional timestamp, checked to be one the server can store and send back. */
+function timestamp(ms: number | undefined, field: string, violations: FieldViolation[]): number | undefined {
+  if (ms === undefined) return undefined;
+  const problem = timestampProblem(ms);
+  if (problem === undefined) return ms;
+  violations.push({ field, description: problem });
+  return undefined;
+}
+
+/** args and meta, checked as JSON and measured together. */
+function payload(
+  submission: JobSubmission,
+  bad: (name: string, description: string) => void,
+): { args: JsonValue[]; meta: JsonObject; bytes: number } {
+  // Invalid values are reported and left out: a job with violations is never stored.
+  const args: JsonValue[] = [];
+  let bytes = 0;
+  submission.args.forEach((arg, i) => {
+    const check = checkJson(arg, 1);
+    if (!check.ok) return bad(`args[${i}]`, check.problem);
+    args.push(check.value);
+    bytes += check.bytes;
+  });
+  let meta: JsonObject = {};
+  if (submission.meta !== undefined) {
+    const check = checkJsonObject(submission.meta);
+    if (!check.ok) bad('meta', check.problem);
+    else if (check.bytes > META_MAX_BYTES) bad('meta', `is ${check.bytes} bytes; at most ${META_MAX_BYTES} are accepted`);
+    else {
+      meta = check.value;
+      bytes += check.bytes;
+    }
   }
-  return seconds * 1000;
+  return { args, meta, bytes };
+}
+
+/** What is wrong with a batch of submissions: field violations, and values over their size limit. */
+export interface SubmissionProblems {
+  violations: FieldViolation[];
+  oversized: { field: string; bytes: number; maxBytes: number }[];
 }
 
 /**
  * Validates a submission and turns it into a stored job in its initial state
- * (scheduled, available or pending). Every violation is collected, with
- * field names under `path`, so that one answer lists everything to fix.
+ * (scheduled, available or pending). Every problem is collected, with field
+ * names under `path`, so that one answer lists everything to fix.
  */
-export function buildJob(submission: JobSubmission, creation: JobCreation, path: string, violations: FieldViolation[]): Job {
+export function buildJob(submission: JobSubmission, creation: JobCreation, path: string, problems: SubmissionProblems): Job {
+  const { violations } = problems;
   const field = (name: string): string => `${path}.${name}`;
   const bad = (name: string, description: string): void => {
     violations.push({ field: field(name), description });
   };
+  const check = (name: string, problem: string | undefined): void => {
+    if (problem !== undefined) bad(name, problem);
+  };
   const { now } = creation;
 
   const specversion = submission.specversion || '1.0';
-  if (!SPECVERSION_PATTERN.test(specversion)) bad('specversion', 'must be "1.0"');
+  if (specversion.length > SPECVERSION_MAX_CHARS || !SPECVERSION_PATTERN.test(specversion)) bad('specversion', 'must be "1.0"');
   let id = submission.id ?? '';
   if (id === '') id = creation.newId();
-  else if (!UUIDV7_PATTERN.test(id)) bad('id', 'must be a lowercase UUIDv7 (8-4-4-4-12 hex)');
-  const typeIssue = typeProblem(submission.type);
-  if (typeIssue !== undefined) bad('type', typeIssue);
+  else check('id', jobIdProblem(id));
+  check('type', jobTypeProblem(submission.type));
   const queue = submission.queue || DEFAULT_QUEUE;
-  const queueIssue = queueNameProblem(queue);
-  if (queueIssue !== undefined) bad('queue', queueIssue);
+  check('queue', queueNameProblem(queue));
+  const schema = submission.schema ?? '';
+  if (schema.length > SCHEMA_MAX_CHARS) bad('schema', `must be at most ${SCHEMA_MAX_CHARS} characters`);
+  else if (hasControlCharacters(schema)) bad('schema', 'must not contain control characters');
 
-  // Invalid values are reported and left out: a job with violations is never stored.
-  const args: JsonValue[] = [];
-  submission.args.forEach((arg, i) => {
-    if (isJsonValue(arg, 1)) args.push(arg);
-    else bad(`args[${i}]`, jsonProblem(arg, 1)!);
-  });
-  const submittedMeta = submission.meta ?? {};
-  let meta: JsonObject = {};
-  if (!isJsonObject(submittedMeta)) bad('meta', jsonProblem(submittedMeta)!);
-  else {
-    meta = submittedMeta;
-    if (Object.keys(meta).length > 0 && JSON.stringify(meta).length > META_MAX_BYTES) bad('meta', 'must be at most 64 KB as JSON');
-  }
+  const { args, meta, bytes } = payload(submission, bad);
+  if (bytes > creation.limits.maxJobBytes) problems.oversized.push({ field: field('args'), bytes, maxBytes: creation.limits.maxJobBytes });
 
   const priority = submission.priority ?? 0;
   if (!Number.isInteger(priority) || priority < PRIORITY_MIN || priority > PRIORITY_MAX) {
     bad('priority', `must be an integer from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
   }
-  const timeoutMs = secondsToMs(submission.timeoutSeconds, creation.defaults.timeoutMs, field('timeout'), violations);
+  const defaults = creation.defaults;
+  const timeoutMs = secondsToMs(submission.timeoutSeconds, defaults.timeoutMs, field('timeout'), violations);
   const visibilityTimeoutMs = secondsToMs(
     submission.visibilityTimeoutSeconds,
-    creation.defaults.visibilityTimeoutMs,
+    defaults.visibilityTimeoutMs,
     field('visibility_timeout'),
     violations,
   );
@@ -139,21 +159,23 @@ export function buildJob(submission: JobSubmission, creation: JobCreation, path:
   // timeouts.md section 6: every limit positive, the total not below one attempt, the grace possibly 0.
   const heartbeatTimeoutMs = secondsToMs(
     submission.heartbeatTimeoutSeconds,
-    creation.defaults.heartbeatTimeoutMs,
+    defaults.heartbeatTimeoutMs,
     field('heartbeat_timeout'),
     violations,
   );
-  const totalTimeoutMs = optionalSecondsToMs(submission.totalTimeoutSeconds, field('total_timeout'), violations);
-  const enqueueTtlMs = optionalSecondsToMs(submission.enqueueTtlSeconds, field('enqueue_ttl'), violations);
+  const totalTimeoutMs = secondsToMs(submission.totalTimeoutSeconds, undefined, field('total_timeout'), violations);
+  const enqueueTtlMs = secondsToMs(submission.enqueueTtlSeconds, undefined, field('enqueue_ttl'), violations);
   if (totalTimeoutMs !== undefined && totalTimeoutMs < timeoutMs) bad('total_timeout', 'must not be shorter than timeout');
-  let gracePeriodMs = creation.defaults.gracePeriodMs;
+  let gracePeriodMs = defaults.gracePeriodMs;
   if (submission.gracePeriodSeconds !== undefined) {
-    if (!Number.isInteger(submission.gracePeriodSeconds) || submission.gracePeriodSeconds < 0)
+    if (!Number.isInteger(submission.gracePeriodSeconds) || submission.gracePeriodSeconds < 0) {
       bad('grace_period', 'must be a whole number of seconds, 0 or more');
-    else gracePeriodMs = submission.gracePeriodSeconds * 1000;
+    } else gracePeriodMs = submission.gracePeriodSeconds * 1000;
   }
+  const scheduledAt = timestamp(submission.scheduledAt, field('scheduled_at'), violations);
+  const expiresAt = timestamp(submission.expiresAt, field('expires_at'), violations);
 
-  const isScheduled = submission.scheduledAt !== undefined && submission.scheduledAt > now;
+  const isScheduled = scheduledAt !== undefined && scheduledAt > now;
   const state = creation.pending ? 'pending' : isScheduled ? 'scheduled' : 'available';
   const job: Job = {
     specversion,
@@ -175,18 +197,26 @@ export function buildJob(submission: JobSubmission, creation: JobCreation, path:
     deadLetter: false,
   };
   if (state === 'available') job.enqueuedAt = now;
-  if (submission.scheduledAt !== undefined) job.scheduledAt = submission.scheduledAt;
-  if (submission.expiresAt !== undefined) job.expiresAt = submission.expiresAt;
-  if (submission.schema) job.schema = submission.schema;
+  if (scheduledAt !== undefined) job.scheduledAt = scheduledAt;
+  if (expiresAt !== undefined) job.expiresAt = expiresAt;
+  if (schema !== '') job.schema = schema;
   if (totalTimeoutMs !== undefined) job.totalTimeoutMs = totalTimeoutMs;
   if (enqueueTtlMs !== undefined) job.enqueueTtlMs = enqueueTtlMs;
   return job;
 }
 
-/** Builds a batch, failing with one `invalid_payload` error that lists every violation. */
+/**
+ * Builds a batch, all or nothing: an `invalid_payload` error lists every
+ * violation; otherwise a `payload_too_large` error names the first job over
+ * the limit.
+ */
 export function buildJobs(submissions: readonly JobSubmission[], creation: JobCreation): Job[] {
-  const violations: FieldViolation[] = [];
-  const jobs = submissions.map((submission, i) => buildJob(submission, creation, `jobs[${i}]`, violations));
-  if (violations.length > 0) throw invalidPayload(violations);
+  if (submissions.length === 0) throw invalidRequest('jobs', 'at least one job is required');
+  if (submissions.length > MAX_ENQUEUE_BATCH) throw invalidRequest('jobs', `at most ${MAX_ENQUEUE_BATCH} jobs per call`);
+  const problems: SubmissionProblems = { violations: [], oversized: [] };
+  const jobs = submissions.map((submission, i) => buildJob(submission, creation, `jobs[${i}]`, problems));
+  if (problems.violations.length > 0) throw invalidPayload(problems.violations);
+  const [oversized] = problems.oversized;
+  if (oversized !== undefined) throw payloadTooLarge(oversized.field, oversized.bytes, oversized.maxBytes);
   return jobs;
 }

@@ -91,5 +91,4 @@ export interface Job {
   lastCheckpoint?: JsonValue;
 }
 
-/** Error history kept per job; ojs-retry requires at least the last 10. */
-export const ERROR_HISTORY_LIMIT = 20;
+export { ERROR_HISTORY_LIMIT } from './limits';

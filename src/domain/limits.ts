@@ -47,3 +47,71 @@ export const MAX_FETCH_WAIT_MS = 24 * 3_600_000;
  */
 export const TIMESTAMP_MIN_MS = 0;
 export const TIMESTAMP_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Producer-settable envelope fields (ojs-payload-limits 4.3; ojs-core 5). */
+export const META_MAX_BYTES = 64 * 1024;
+export const SPECVERSION_MAX_CHARS = 64;
+/** Retry intervals (ISO 8601 durations) are at most a year: every retry time stays a valid timestamp. */
+export const MAX_RETRY_INTERVAL_MS = 365 * 86_400_000;
+
+/** Failures, as stored (ojs-core 8.1 recommends at most 50 frames and 10,000 characters of backtrace). */
+export const ERROR_MESSAGE_MAX_CHARS = 10_000;
+export const BACKTRACE_MAX_FRAMES = 50;
+export const BACKTRACE_MAX_CHARS = 10_000;
+export const ERROR_DETAILS_MAX_BYTES = 4 * 1024;
+/** Error history kept per job; ojs-retry requires at least the last 10. */
+export const ERROR_HISTORY_LIMIT = 20;
+
+/** Progress reports (ojs-progress 5.2 recommends small progress data; checkpoints carry resumable state). */
+export const PROGRESS_DATA_MAX_BYTES = 4 * 1024;
+export const CHECKPOINT_MAX_BYTES = 64 * 1024;
+
+/**
+ * The configurable payload limits, in the measure of json.ts (the larger of
+ * a value's JSON and protobuf encodings).
+ */
+export interface PayloadLimits {
+  /** args and meta of one job, together (ojs-payload-limits 4.1: at least 1 MiB). */
+  maxJobBytes: number;
+  /** A job's result (ojs-results 7.2 recommends 1 MiB). */
+  maxResultBytes: number;
+}
+
+export const DEFAULT_PAYLOAD_LIMITS: Readonly<PayloadLimits> = Object.freeze({ maxJobBytes: 1024 * 1024, maxResultBytes: 1024 * 1024 });
+
+/** Bytes a string of `chars` UTF-16 units takes in UTF-8, at most. */
+const utf8Bound = (chars: number): number => 3 * chars;
+
+/** The largest one recorded error can be, as protobuf, field keys and lengths included. */
+const ERROR_MAX_BYTES =
+  utf8Bound(ERROR_TYPE_MAX_CHARS + ERROR_MESSAGE_MAX_CHARS + BACKTRACE_MAX_CHARS) +
+  4 * BACKTRACE_MAX_FRAMES +
+  ERROR_DETAILS_MAX_BYTES +
+  256;
+
+/** Everything of an envelope but args, meta and result, at most: ids, names, schema, the retry policy, times. */
+const ENVELOPE_MAX_BYTES =
+  utf8Bound(JOB_TYPE_MAX_CHARS + QUEUE_NAME_MAX_CHARS + SCHEMA_MAX_CHARS + SPECVERSION_MAX_CHARS + WORKER_ID_MAX_CHARS) +
+  MAX_NON_RETRYABLE_ERRORS * (utf8Bound(ERROR_TYPE_MAX_CHARS) + 3) +
+  4 * 1024;
+
+/**
+ * The most a job grows beyond its args, meta and result while it lives: its
+ * error history (the latest error is stored twice), progress data, the
+ * checkpoint, and the rest of the envelope.
+ */
+export const JOB_GROWTH_MAX_BYTES =
+  (ERROR_HISTORY_LIMIT + 1) * ERROR_MAX_BYTES + PROGRESS_DATA_MAX_BYTES + CHECKPOINT_MAX_BYTES + ENVELOPE_MAX_BYTES;
+
+/**
+ * Why the limits could let a job grow too large to deliver in one Fetch
+ * message or answer in one GetJob, or undefined when they cannot.
+ */
+export function payloadLimitsProblem(limits: PayloadLimits): string | undefined {
+  const room = DELIVERY_BUDGET_BYTES - JOB_GROWTH_MAX_BYTES;
+  if (limits.maxJobBytes < 1024 || limits.maxResultBytes < 0) return 'the job limit must be at least 1 KiB, the result limit 0 or more';
+  if (limits.maxJobBytes + limits.maxResultBytes > room) {
+    return `a job and its result together may be at most ${room} bytes (a job must fit, with its error history and checkpoint, in one 4 MiB gRPC message)`;
+  }
+  return undefined;
+}

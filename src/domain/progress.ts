@@ -1,43 +1,51 @@
-import { invalidRequest, type FieldViolation } from './errors';
-import type { JsonObject, JsonValue } from './json';
+import { invalidRequest } from './errors';
+import { checkJson, checkJsonObject, type JsonObject, type JsonValue } from './json';
+import { CHECKPOINT_MAX_BYTES, PROGRESS_DATA_MAX_BYTES } from './limits';
 
-/** A progress report for an active job (ojs-progress sections 5-6). */
+export { CHECKPOINT_MAX_BYTES, PROGRESS_DATA_MAX_BYTES };
+
+/** A progress report as a worker sends it: data and checkpoint are whatever the decoder produced. */
+export interface ProgressInput {
+  progress?: number;
+  data?: unknown;
+  checkpoint?: unknown;
+}
+
+/** A checked progress report for an active job (ojs-progress sections 5-6). */
 export interface ProgressUpdate {
   progress?: number;
   data?: JsonObject;
   checkpoint?: JsonValue;
 }
 
-/** ojs-progress 5.2 recommends small progress data; checkpoints carry resumable state. */
-export const PROGRESS_DATA_MAX_BYTES = 4 * 1024;
-export const CHECKPOINT_MAX_BYTES = 64 * 1024;
-
 /**
  * Validates an update and clamps its progress to 0..1 (ojs-progress 5.1).
- * At least one of progress, data and checkpoint must be present.
+ * At least one of progress, data and checkpoint must be present; data is a
+ * small JSON object, the checkpoint any JSON value within its limit.
  */
-export function checkProgressUpdate(update: ProgressUpdate): ProgressUpdate {
-  const violations: FieldViolation[] = [];
-  if (update.progress === undefined && update.data === undefined && update.checkpoint === undefined) {
-    violations.push({ field: 'progress', description: 'at least one of progress, data and checkpoint is required' });
+export function checkProgressUpdate(input: ProgressInput): ProgressUpdate {
+  if (input.progress === undefined && input.data === undefined && input.checkpoint === undefined) {
+    throw invalidRequest('progress', 'at least one of progress, data and checkpoint is required');
   }
-  if (update.progress !== undefined && !Number.isFinite(update.progress))
-    violations.push({ field: 'progress', description: 'must be a number' });
-  if (update.data !== undefined && jsonBytes(update.data) > PROGRESS_DATA_MAX_BYTES) {
-    violations.push({ field: 'data', description: `must be at most ${PROGRESS_DATA_MAX_BYTES} bytes as JSON` });
+  const update: ProgressUpdate = {};
+  if (input.progress !== undefined) {
+    if (!Number.isFinite(input.progress)) throw invalidRequest('progress', 'must be a number');
+    update.progress = Math.min(1, Math.max(0, input.progress));
   }
-  if (update.checkpoint !== undefined && jsonBytes(update.checkpoint) > CHECKPOINT_MAX_BYTES) {
-    violations.push({ field: 'checkpoint', description: `must be at most ${CHECKPOINT_MAX_BYTES} bytes as JSON` });
+  if (input.data !== undefined) {
+    const data = checkJsonObject(input.data);
+    if (!data.ok) throw invalidRequest('data', data.problem);
+    if (data.bytes > PROGRESS_DATA_MAX_BYTES)
+      throw invalidRequest('data', `is ${data.bytes} bytes; at most ${PROGRESS_DATA_MAX_BYTES} are accepted`);
+    update.data = data.value;
   }
-  const first = violations[0];
-  if (first !== undefined) throw invalidRequest(first.field, first.description);
-  const checked: ProgressUpdate = { ...update };
-  if (update.progress !== undefined) checked.progress = Math.min(1, Math.max(0, update.progress));
-  return checked;
-}
-
-const encoder = new TextEncoder();
-
-function jsonBytes(value: JsonValue): number {
-  return encoder.encode(JSON.stringify(value)).length;
+  if (input.checkpoint !== undefined) {
+    const checkpoint = checkJson(input.checkpoint);
+    if (!checkpoint.ok) throw invalidRequest('checkpoint', checkpoint.problem);
+    if (checkpoint.bytes > CHECKPOINT_MAX_BYTES) {
+      throw invalidRequest('checkpoint', `is ${checkpoint.bytes} bytes; at most ${CHECKPOINT_MAX_BYTES} are accepted`);
+    }
+    update.checkpoint = checkpoint.value;
+  }
+  return update;
 }

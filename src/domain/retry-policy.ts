@@ -1,4 +1,6 @@
-import type { FieldViolation } from './errors';
+import { quote, type FieldViolation } from './errors';
+import { errorTypeProblem } from './identifiers';
+import { MAX_NON_RETRYABLE_ERRORS, MAX_RETRY_INTERVAL_MS } from './limits';
 import { formatIsoDuration, parseIsoDuration } from './iso-duration';
 
 export type OnExhaustion = 'discard' | 'dead_letter';
@@ -55,9 +57,11 @@ export function resolveRetryPolicy(input: RetryPolicyInput | undefined, path: st
   const duration = (field: string, text: string | undefined, fallback: number): number => {
     if (text === undefined) return fallback;
     const ms = parseIsoDuration(text);
-    if (ms === undefined) bad(field, `"${text}" is not an ISO 8601 duration such as "PT1S"`);
+    if (ms === undefined) bad(field, `"${quote(text)}" is not an ISO 8601 duration such as "PT1S"`);
     else if (ms <= 0) bad(field, 'must be greater than zero');
-    return ms ?? fallback;
+    else if (ms > MAX_RETRY_INTERVAL_MS) bad(field, `must be at most ${MAX_RETRY_INTERVAL_MS / 86_400_000} days`);
+    else return ms;
+    return fallback;
   };
   policy.initialIntervalMs = duration('initial_interval', input.initialInterval, policy.initialIntervalMs);
   policy.maxIntervalMs = duration('max_interval', input.maxInterval, policy.maxIntervalMs);
@@ -68,8 +72,11 @@ export function resolveRetryPolicy(input: RetryPolicyInput | undefined, path: st
   }
   if (input.jitter !== undefined) policy.jitter = input.jitter;
   if (input.nonRetryableErrors !== undefined) {
-    input.nonRetryableErrors.forEach((entry, i) => {
-      if (entry.length === 0) bad(`non_retryable_errors[${i}]`, 'must not be empty');
+    if (input.nonRetryableErrors.length > MAX_NON_RETRYABLE_ERRORS)
+      bad('non_retryable_errors', `must list at most ${MAX_NON_RETRYABLE_ERRORS} error types`);
+    input.nonRetryableErrors.slice(0, MAX_NON_RETRYABLE_ERRORS).forEach((entry, i) => {
+      const problem = errorTypeProblem(entry);
+      if (problem !== undefined) bad(`non_retryable_errors[${i}]`, problem);
     });
     policy.nonRetryableErrors = [...input.nonRetryableErrors];
   }

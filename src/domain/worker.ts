@@ -1,5 +1,8 @@
 import { workerStateConflict, type FieldViolation } from './errors';
-import { DEFAULT_QUEUE, queueNameProblem } from './job-submission';
+import { hostnameProblem, labelProblem, queueNameProblem, workerIdProblem } from './identifiers';
+import { DEFAULT_QUEUE } from './job-submission';
+import { MAX_LABELS_PER_WORKER, MAX_QUEUES_PER_WORKER } from './limits';
+import { timestampProblem } from './timestamps';
 
 /**
  * Worker lifecycle (worker-protocol section 2):
@@ -10,7 +13,8 @@ import { DEFAULT_QUEUE, queueNameProblem } from './job-submission';
  */
 export type WorkerState = 'running' | 'quiet' | 'terminate';
 
-const NEXT_WORKER_STATES: Readonly<Record<WorkerState, readonly WorkerState[]>> = {
+/** Every worker state with the states it may move to (its keys are the worker states). */
+export const NEXT_WORKER_STATES: Readonly<Record<WorkerState, readonly WorkerState[]>> = {
   running: ['quiet', 'terminate'],
   quiet: ['running', 'terminate'],
   terminate: [],
@@ -82,30 +86,24 @@ export function afterDirective(worker: Worker, target: WorkerState): Pick<Worker
   return target === worker.state ? { state: worker.state } : { state: worker.state, directive: target };
 }
 
-/** Why `workerId` cannot be a worker id, or undefined. */
-export function workerIdProblem(workerId: string): string | undefined {
-  if (workerId.length === 0) return 'is required';
-  if (workerId.length > 255) return 'must be at most 255 characters';
-  return undefined;
-}
-
 /** Validates a registration, applying the protocol defaults (worker-protocol appendix A). */
 export function normalizeRegistration(input: WorkerRegistration, violations: FieldViolation[]): WorkerRegistration {
-  const bad = (field: string, description: string): void => {
-    violations.push({ field, description });
+  const check = (field: string, problem: string | undefined): void => {
+    if (problem !== undefined) violations.push({ field, description: problem });
   };
-  const idProblem = workerIdProblem(input.workerId);
-  if (idProblem !== undefined) bad('worker_id', idProblem);
-  if (!Number.isInteger(input.pid) || input.pid < 0) bad('pid', 'must be a non-negative integer');
+  check('worker_id', workerIdProblem(input.workerId));
+  check('hostname', hostnameProblem(input.hostname));
+  if (!Number.isInteger(input.pid) || input.pid < 0) check('pid', 'must be a non-negative integer');
   const queues = input.queues.length === 0 ? [DEFAULT_QUEUE] : input.queues;
-  queues.forEach((queue, i) => {
-    const problem = queueNameProblem(queue);
-    if (problem !== undefined) bad(`queues[${i}]`, problem);
-  });
-  if (new Set(queues).size !== queues.length) bad('queues', 'must not repeat a queue');
+  if (queues.length > MAX_QUEUES_PER_WORKER) check('queues', `must list at most ${MAX_QUEUES_PER_WORKER} queues`);
+  else queues.forEach((queue, i) => check(`queues[${i}]`, queueNameProblem(queue)));
+  if (new Set(queues).size !== queues.length) check('queues', 'must not repeat a queue');
+  if (input.labels.length > MAX_LABELS_PER_WORKER) check('labels', `must list at most ${MAX_LABELS_PER_WORKER} labels`);
+  else input.labels.forEach((label, i) => check(`labels[${i}]`, labelProblem(label)));
   const concurrency = input.concurrency === 0 ? DEFAULT_CONCURRENCY : input.concurrency;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-    bad('concurrency', `must be from 1 to ${MAX_CONCURRENCY}`);
+    check('concurrency', `must be from 1 to ${MAX_CONCURRENCY}`);
   }
+  if (input.startedAt !== undefined) check('started_at', timestampProblem(input.startedAt));
   return { ...input, queues, concurrency };
 }

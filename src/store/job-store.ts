@@ -151,9 +151,10 @@ export interface ClaimParams {
   /** How long a new lease waits for the worker to confirm it (see domain claimLease). */
   confirmWithinMs: number;
   /**
-   * Stop once the claimed jobs' stored size (roughly their JSON bytes)
-   * reaches this; a first job is claimed whatever its size. Keeps one claim's
-   * reply, and one Fetch message, bounded whatever the jobs weigh.
+   * Claim a job only while the claimed jobs' stored size (roughly their JSON
+   * bytes) stays within this; a first job is claimed whatever its size, and
+   * the first that does not fit stays first in line. Keeps one claim's reply
+   * bounded whatever the jobs weigh.
    */
   maxBytes: number;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { OjsError } from '../../src/domain/errors';
 import type { JobStore } from '../../src/store/job-store';
 import { StoreHarness, T0, VISIBILITY_MS } from './store-harness';
@@ -36,7 +37,10 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
     });
     afterEach(async () => {
       h.close();
+      // Whatever a test did, the stored data keeps every invariant the store's audit checks.
+      const problems = await h.store.audit();
       await h.store.close();
+      if (problems.length > 0) throw new Error(`the store audit found:\n${problems.join('\n')}`);
     });
 
     describe('enqueue', () => {
@@ -168,6 +172,26 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.beat(worker.workerId, 'running', [claimed!.id], 1, T0 + 1);
         const leases = [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }];
         expect(await h.store.releaseUndelivered({ leases, now: T0 + 10 * VISIBILITY_MS, requireUnconfirmedLapse: true })).toEqual([]);
+      });
+
+      it('stops before the byte budget would be passed, always taking a first job, and leaves the rest first in line', async () => {
+        const worker = await h.register({ queues: ['default', 'other'] });
+        const big = (tag: string) => ({ args: [tag, 'x'.repeat(300_000)] });
+        const [a, b, c] = await h.enqueue(big('a'), big('b'), big('c'));
+        const [small] = await h.enqueue({ queue: 'other' });
+        const claim = (maxBytes: number) =>
+          h.store.claim({
+            workerId: worker.workerId,
+            queues: ['default', 'other'],
+            max: 10,
+            now: T0,
+            leaseNonce: randomUUID(),
+            confirmWithinMs: 3_000,
+            maxBytes,
+          });
+        expect((await claim(700_000)).jobs.map((j) => j.id)).toEqual([a!.id, b!.id]);
+        expect((await claim(1)).jobs.map((j) => j.id)).toEqual([c!.id]);
+        expect((await claim(1)).jobs.map((j) => j.id)).toEqual([small!.id]);
       });
 
       it('undoes the claim of jobs that could not be delivered', async () => {
@@ -723,6 +747,13 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.store.pruneTerminal(T0 + 10_000, retention, 100)).toBe(0);
         expect(await h.state(job!.id)).toBe('available');
       });
+    });
+
+    it('stops listing a queue once its last job is removed', async () => {
+      const [job] = await h.enqueue({ queue: 'q-gone' }, { queue: 'q-kept', scheduledAt: T0 + 60_000 });
+      await h.store.cancel(job!.id, T0);
+      expect(await h.store.pruneTerminal(T0 + 1, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(1);
+      expect((await h.store.listQueues({ limit: 10 })).items.map((c) => c.queue)).toEqual(['q-kept']);
     });
 
     it('lists queues one page at a time, in name order', async () => {

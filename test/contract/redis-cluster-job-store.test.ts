@@ -2,7 +2,7 @@ import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { RedisClusterProcesses, testPrefix } from '../../tools/redis-server';
 import { describeJobStoreContract } from './job-store-contract';
 
-// Three masters built with `redis-cli --cluster create`; every script must touch one slot.
+// Three masters built with `redis-cli --cluster create`; every script (the audit too) must touch one slot.
 let cluster: RedisClusterProcesses;
 beforeAll(async () => {
   cluster = await RedisClusterProcesses.start();

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
 import type { Job } from '../../src/domain/job';
-import { DELIVERY_BUDGET_BYTES } from '../../src/domain/limits';
+import { DEFAULT_PAYLOAD_LIMITS, DELIVERY_BUDGET_BYTES } from '../../src/domain/limits';
 import { appendError, stampError, type FailureReport } from '../../src/domain/job-error';
 import { waitingExpiryReport } from '../../src/domain/timeouts';
-import { buildJob, type JobSubmission } from '../../src/domain/job-submission';
+import { buildJob, type JobSubmission, type SubmissionProblems } from '../../src/domain/job-submission';
 import { afterDirective, afterReport, type Worker, type WorkerRegistration, type WorkerState } from '../../src/domain/worker';
 import type { JobStore } from '../../src/store/job-store';
 import type { StoreSignal } from '../../src/store/store-signal';
@@ -50,19 +50,20 @@ export class StoreHarness {
 
   /** A valid job, built by the domain as the application would. */
   job(submission: Partial<JobSubmission> = {}, options: { now?: number; pending?: boolean } = {}): Job {
-    const violations: never[] = [];
+    const problems: SubmissionProblems = { violations: [], oversized: [] };
     const job = buildJob(
       { type: 'contract.job', args: [], ...submission },
       {
         now: options.now ?? T0,
         newId: () => uuidv7(),
         defaults: { timeoutMs: 60_000, visibilityTimeoutMs: VISIBILITY_MS, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
+        limits: DEFAULT_PAYLOAD_LIMITS,
         pending: options.pending ?? false,
       },
       'job',
-      violations,
+      problems,
     );
-    if (violations.length > 0) throw new Error(JSON.stringify(violations));
+    if (problems.violations.length + problems.oversized.length > 0) throw new Error(JSON.stringify(problems));
     return job;
   }
 

@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import { randomUUID } from 'node:crypto';
 import { Status } from 'nice-grpc';
 import { HandlerCode, JobState, OnExhaustion, type DeepPartial, type Job } from '../../gen/ojs/server/v1/job';
@@ -176,14 +177,18 @@ describe('the job lifecycle', () => {
     expect((await getJob(clients, job.id)).state).toBe(S.JOB_STATE_COMPLETED);
   });
 
-  it('answers NOT_FOUND for unknown jobs and INVALID_ARGUMENT for a missing id', async () => {
+  it('answers NOT_FOUND for unknown jobs and INVALID_ARGUMENT for an id that cannot be one', async () => {
+    const unknown = uuidv7();
     for (const call of [
-      clients.jobs.getJob({ jobId: 'nope' }),
-      clients.jobs.cancelJob({ jobId: 'nope' }),
-      clients.jobs.retryJob({ jobId: 'nope' }),
+      clients.jobs.getJob({ jobId: unknown }),
+      clients.jobs.cancelJob({ jobId: unknown }),
+      clients.jobs.activateJob({ jobId: unknown }),
+      clients.jobs.retryJob({ jobId: unknown }),
     ]) {
-      expect(await rpcError(call)).toMatchObject({ code: Status.NOT_FOUND, reason: 'not_found', metadata: { job_id: 'nope' } });
+      expect(await rpcError(call)).toMatchObject({ code: Status.NOT_FOUND, reason: 'not_found', metadata: { job_id: unknown } });
     }
-    expect(await rpcError(clients.jobs.getJob({ jobId: '' }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['job_id'] });
+    for (const jobId of ['', 'nope', unknown.toUpperCase()]) {
+      expect(await rpcError(clients.jobs.getJob({ jobId }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['job_id'] });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import { randomUUID } from 'node:crypto';
 import { Status } from 'nice-grpc';
 import { JobState } from '../../gen/ojs/server/v1/job';
@@ -129,6 +130,7 @@ describe('reservations and leases', () => {
       completions: [
         { jobId: delivery.job!.id, leaseToken: delivery.leaseToken, result: 42 },
         { jobId: failed.job.id, leaseToken: failed.delivery.leaseToken },
+        { jobId: uuidv7(), leaseToken: 'x' },
         { jobId: 'missing', leaseToken: 'x' },
       ],
     });
@@ -136,6 +138,7 @@ describe('reservations and leases', () => {
       [true, '', JobState.JOB_STATE_COMPLETED],
       [false, 'invalid_state', 0],
       [false, 'not_found', 0],
+      [false, 'invalid_request', 0],
     ]);
     const failures = await clients.workers.failBatch({
       workerId: failed.worker.workerId,

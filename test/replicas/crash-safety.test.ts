@@ -6,6 +6,7 @@ import { JobState } from '../../gen/ojs/server/v1/job';
 import type { QueueInfo } from '../../gen/ojs/server/v1/operator_service';
 import { RedisServerProcess } from '../../tools/redis-server';
 import { jobSpec } from '../support/jobs';
+import { seededRandom, seedFromEnv } from '../support/seeded-random';
 import { ReplicaSet } from './replica-set';
 import { ResilientWorker } from './resilient-worker';
 import { eventually, Progress } from '../support/waiting';
@@ -26,28 +27,17 @@ import { eventually, Progress } from '../support/waiting';
  * the load's progress (jobs accepted plus jobs completed), not a time, so it
  * falls at the same stage of the run on a slow or a fast machine. What is in
  * flight at that instant still varies from run to run, and so may the
- * replica that dies when the drawn one is still restarting.
+ * replica that dies when the drawn one is still restarting. When the test
+ * ends, the store audit checks what the chaos left in Redis (stopAll).
  */
 
-const SEED = Number(process.env['OJS_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = seedFromEnv('OJS_CRASH_SEED');
 const JOBS = 3_000;
 const BATCH = 25;
 const PRODUCERS = 3;
 const REPLICA_KILLS = 6;
 /** Visibility timeout of the replicas: what a job may stay active without a sign of life. */
 const VISIBILITY_MS = 2_000;
-
-/** A small seeded generator (mulberry32): the same seed gives the same schedule. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Seeded progress points: replica kills (which replica, drawn too) spread over the run, and one Redis kill in its middle. */
 function chaosSchedule(random: () => number, replicas: number) {

@@ -8,6 +8,7 @@ import { ServerProcess } from '../../tools/server-process';
 import { enqueueOne, getJob, jobSpec } from '../support/jobs';
 import { objectContaining } from '../support/matchers';
 import { rpcError } from '../support/rpc-error';
+import { auditRedis, auditThenStop } from '../support/store-audit';
 import { StreamReader } from '../support/streams';
 import { connectTo, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
@@ -29,6 +30,7 @@ describe('a Redis outage', () => {
   let redis: RedisServerProcess;
   let server: ServerProcess;
   let clients: Clients;
+  const prefix = testPrefix();
   const streams: { close(): void }[] = [];
 
   beforeAll(async () => {
@@ -36,7 +38,7 @@ describe('a Redis outage', () => {
     redis = await RedisServerProcess.start({ appendonly: true });
     // Keepalives (which also make a Fetch stream look for work) are a minute apart, so a job
     // delivered after the outage was found by the recovery itself, not by a periodic retry.
-    server = await ServerProcess.start({ OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: testPrefix() }, [
+    server = await ServerProcess.start({ OJS_BACKEND: 'redis', REDIS_URL: redis.url, OJS_REDIS_PREFIX: prefix }, [
       '--stream-keepalive',
       '60s',
       '--heartbeat-interval',
@@ -51,8 +53,15 @@ describe('a Redis outage', () => {
   });
   afterAll(async () => {
     clients?.channel.close();
-    await server?.stop('SIGKILL');
-    await redis?.destroy();
+    // What the outage left in Redis keeps every invariant of the store.
+    await auditThenStop(
+      'the data that lived through the outage',
+      () => auditRedis(redis.url, prefix),
+      async () => {
+        await server?.stop('SIGKILL');
+        await redis?.destroy();
+      },
+    );
   });
 
   function watchHealth(service = ''): StreamReader<{ status: Serving }> {

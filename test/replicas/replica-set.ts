@@ -1,5 +1,6 @@
 import { testPrefix } from '../../tools/redis-server';
 import { ServerProcess, type LogLine } from '../../tools/server-process';
+import { auditRedis, auditThenStop } from '../support/store-audit';
 import { connectTo, type Clients } from '../support/test-server';
 
 /** One server process of a replica set, with clients connected to it. */
@@ -41,7 +42,7 @@ export class ReplicaSet {
     const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => set.launch(i)));
     const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failure !== undefined) {
-      await set.stopAll();
+      await set.stopProcesses();
       throw failure.reason;
     }
     return set;
@@ -87,8 +88,26 @@ export class ReplicaSet {
     });
   }
 
-  /** Stops every process ever started (SIGKILL, by PID) and closes the channels. */
+  /** Every broken invariant of the deployment's data in Redis (store audit), read through a store of its own. */
+  audit(): Promise<string[]> {
+    return auditRedis(this.options.redisUrl, this.prefix);
+  }
+
+  /**
+   * Audits the deployment's data, then stops every process ever started
+   * (SIGKILL, by PID) and closes the channels, then fails if the audit found
+   * anything: every test on a replica set ends with the store checked.
+   */
   async stopAll(): Promise<void> {
+    await Promise.allSettled(this.launching);
+    await auditThenStop(
+      `the replica set on ${this.prefix}`,
+      () => this.audit(),
+      () => this.stopProcesses(),
+    );
+  }
+
+  private async stopProcesses(): Promise<void> {
     await Promise.allSettled(this.launching);
     for (const replica of this.replicas) replica.clients.channel.close();
     await Promise.all(this.processes.map((p) => p.stop('SIGKILL')));

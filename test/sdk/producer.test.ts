@@ -1,7 +1,10 @@
 import { ClientError, Status } from 'nice-grpc';
+import { uuidv7 } from 'uuidv7';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { Producer } from '../../sdk';
+import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { getJob } from '../support/jobs';
+import { rpcError } from '../support/rpc-error';
 import { TestServer, type Clients } from '../support/test-server';
 
 describe('the SDK producer', () => {
@@ -38,6 +41,35 @@ describe('the SDK producer', () => {
     expect((refusal as ClientError).code).toBe(Status.INVALID_ARGUMENT);
   });
 
+  it.each([
+    ['over the server job limit (1 MiB)', 2_000_000],
+    ['too large for any call (4 MiB)', 5_000_000],
+  ])('fails only the job %s of a batch that shares a tick with good ones', async (_, argsChars) => {
+    const results = await Promise.allSettled([
+      producer.enqueue({ type: 'producer.good' }),
+      producer.enqueue({ type: 'producer.huge', args: ['x'.repeat(argsChars)] }),
+      producer.enqueue({ type: 'producer.good' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const refusal = (results[1] as PromiseRejectedResult).reason as unknown;
+    expect(refusal).toBeInstanceOf(ClientError);
+    expect((refusal as ClientError).code).toBe(Status.RESOURCE_EXHAUSTED);
+  });
+
+  it('does not split a batch refused because the store is full: the same call may pass later', async () => {
+    const full = await TestServer.start({ store: async () => new MemoryJobStore({ maxJobs: 3 }) });
+    const bounded = new Producer({ address: full.address });
+    try {
+      const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => bounded.enqueue({ type: 'producer.full', args: [i] })));
+      const refusals = results.map((r) => (r.status === 'rejected' && r.reason instanceof ClientError ? Status[r.reason.code] : r.status));
+      expect(refusals).toEqual(results.map(() => 'RESOURCE_EXHAUSTED'));
+      expect((await full.connect().operator.listQueues({ pageSize: 10, pageToken: '' })).queues).toEqual([]);
+    } finally {
+      bounded.close();
+      await full.stop();
+    }
+  });
+
   it('runs enqueue middleware around every job, outermost first', async () => {
     const seen: string[] = [];
     const tagged = new Producer({ address: server.address })
@@ -66,5 +98,24 @@ describe('the SDK producer', () => {
       { type: 'producer.atomic', args: [2] },
     ]);
     expect(stored.map((job): unknown[] => job.args)).toEqual([[1], [2]]);
+  });
+
+  it('takes an atomic batch of 1,000 jobs, the most one Enqueue may carry', async () => {
+    const stored = await producer.enqueueAll(Array.from({ length: 1_000 }, (_, i) => ({ type: 'producer.many', args: [i] })));
+    expect(stored).toHaveLength(1_000);
+    expect(stored[999]!.args).toEqual([999]);
+  });
+
+  it('refuses an atomic batch of more than 1,000 jobs before sending any', async () => {
+    const specs = Array.from({ length: 1_001 }, (_, i) => ({ type: 'producer.too_many', id: uuidv7(), args: [i] }));
+    const refusal: unknown = await producer.enqueueAll(specs).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(RangeError);
+    expect((refusal as RangeError).message).toMatch(/at most 1000 jobs .*got 1001; an atomic batch cannot be split/);
+    expect(await rpcError(clients.jobs.getJob({ jobId: specs[0]!.id }))).toMatchObject({ code: Status.NOT_FOUND });
+  });
+
+  it('refuses a coalescing batch size the server would refuse', () => {
+    expect(() => new Producer({ address: server.address, maxBatch: 1_001 })).toThrow(/maxBatch must be a whole number from 1 to 1000/);
+    expect(() => new Producer({ address: server.address, maxBatch: 0 })).toThrow(RangeError);
   });
 });

@@ -5,6 +5,7 @@ import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import type { ProtocolSettings } from '../../src/app/app-context';
 import type { Clock } from '../../src/domain/clock';
+import { DEFAULT_PAYLOAD_LIMITS, type PayloadLimits } from '../../src/domain/limits';
 import { DEFAULT_RETENTION, type RetentionPolicy } from '../../src/domain/retention';
 import { systemClock } from '../../src/domain/clock';
 import { loadDescriptorSet } from '../../src/descriptor-set';
@@ -18,6 +19,8 @@ import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_serv
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
 import { fixedJitterEntropy } from './fixed-entropy';
 import { RecordingLogger } from './silent-logger';
+import { TEST_PROTOCOL } from './test-protocol';
+import { auditThenStop } from './store-audit';
 
 export interface TestServerOptions {
   clock?: Clock;
@@ -27,6 +30,7 @@ export interface TestServerOptions {
   /** The store to serve; by default the backend this test project runs on (see jest.config.js). */
   store?: () => Promise<JobStore>;
   retention?: RetentionPolicy;
+  limits?: PayloadLimits;
   /** A fixed port (to restart a server where its clients expect it); default: any free one. */
   port?: number;
 }
@@ -37,16 +41,7 @@ export function defaultTestStore(): Promise<JobStore> {
   return RedisJobStore.connect({ url: process.env['OJS_TEST_REDIS_URL']!, prefix: testPrefix() });
 }
 
-/** Short but realistic protocol timings for tests. */
-export const TEST_PROTOCOL: ProtocolSettings = {
-  heartbeatIntervalMs: 1_000,
-  heartbeatTimeoutMs: 3_000,
-  visibilityTimeoutMs: 60_000,
-  jobTimeoutMs: 60_000,
-  jobGracePeriodMs: 30_000,
-  jobHeartbeatTimeoutMs: 60_000,
-  streamKeepaliveMs: 60_000,
-};
+export { TEST_PROTOCOL };
 
 const clientFactory = createClientFactory().use(errorDetailsClientMiddleware);
 
@@ -66,23 +61,25 @@ export class TestServer {
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
     const metrics = new CollectingMetricReader();
     const logger = new RecordingLogger();
+    const store = await (options.store ?? defaultTestStore)();
     const server = await startServer({
       host: '127.0.0.1',
       port: options.port ?? 0,
-      store: await (options.store ?? defaultTestStore)(),
+      store,
       clock: options.clock ?? systemClock,
       entropy: fixedJitterEntropy,
       tracer: provider.getTracer('test'),
       meter: new MeterProvider({ readers: [metrics] }).getMeter('test'),
       logger,
       protocol: { ...TEST_PROTOCOL, ...options.protocol },
+      limits: options.limits ?? DEFAULT_PAYLOAD_LIMITS,
       retention: options.retention ?? DEFAULT_RETENTION,
       maintenance: { promoteIntervalMs: 20, reapIntervalMs: 20 },
       descriptorSet: loadDescriptorSet(),
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,
     });
-    return new TestServer(server, spans, metrics, logger);
+    return new TestServer(auditedOnFirstStop(server, store), spans, metrics, logger);
   }
 
   get address(): string {
@@ -101,10 +98,36 @@ export class TestServer {
     return this.server.maintenance.runOnce();
   }
 
+  /**
+   * Stops the server. The first stop audits its store first, while the
+   * server is still live, and fails (after stopping) with every broken
+   * invariant the audit reports.
+   */
   async stop(): Promise<void> {
     for (const channel of this.channels) channel.close();
     await this.server.stop(1_000);
   }
+}
+
+/**
+ * The server, made to audit `store` before it first stops, whoever stops it
+ * (TestServer.stop(), or a test calling `server.stop()` itself): one audit
+ * per server, after everything the test did.
+ */
+function auditedOnFirstStop(server: RunningServer, store: JobStore): RunningServer {
+  let isAudited = false;
+  return {
+    ...server,
+    stop(timeoutMs: number): Promise<void> {
+      if (isAudited) return server.stop(timeoutMs);
+      isAudited = true;
+      return auditThenStop(
+        'the test server',
+        () => store.audit(),
+        () => server.stop(timeoutMs),
+      );
+    },
+  };
 }
 
 /** Clients for every service over a fresh channel (one HTTP/2 connection) to `address`. */

@@ -32,27 +32,46 @@ import type {
   WorkerStateFields,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
-import { MemoryTables, transition, type JobSlot, type WorkerSlot } from './memory-tables';
+import { auditTables } from './memory-audit';
+import { MemoryTables, transition, type JobSlot, type TimedEntry, type WorkerSlot } from './memory-tables';
+import { checkRoom, DEFAULT_MEMORY_STORE_LIMITS, type MemoryStoreLimits } from './memory-store-limits';
 import type { MinHeap } from './min-heap';
+import { storedBytes } from './stored-size';
 
 const WAITING_STATES: ReadonlySet<string> = new Set(['scheduled', 'available', 'pending', 'retryable']);
 
 /**
- * MemoryJobStore keeps everything in this process: the embedded default.
- * Each method runs to completion without awaiting, so every call is atomic
- * with respect to every other.
+ * MemoryJobStore keeps everything in this process: the embedded default,
+ * for development and single-process use. Each method runs to completion
+ * without awaiting, so every call is atomic with respect to every other.
+ *
+ * Its memory is bounded: enqueues that would take it past `maxJobs` jobs or
+ * `maxBytes` of stored size are refused (queue_full, retryable) until
+ * retention removes finished jobs. Jobs that grow once stored (results,
+ * errors, checkpoints) are counted but never refused: refusing an Ack would
+ * only make the job run again.
  */
 export class MemoryJobStore implements JobStore {
   private readonly tables = new MemoryTables();
   private readonly listeners = new Set<(signal: StoreSignal) => void>();
+  private readonly limits: Readonly<MemoryStoreLimits>;
+
+  constructor(limits: Partial<MemoryStoreLimits> = {}) {
+    this.limits = { ...DEFAULT_MEMORY_STORE_LIMITS, ...limits };
+  }
 
   async enqueue(jobs: readonly Job[]): Promise<void> {
     const ids = new Set<string>();
-    for (const job of jobs) {
+    let bytes = 0;
+    const sizes = jobs.map((job) => {
       if (this.tables.jobs.has(job.id) || ids.has(job.id)) throw duplicateJob(job.id);
       ids.add(job.id);
-    }
-    for (const job of jobs) this.tables.insert(job);
+      const size = storedBytes(job);
+      bytes += size;
+      return size;
+    });
+    checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: jobs.length, bytes });
+    jobs.forEach((job, i) => this.tables.insert(job, sizes[i]!));
     this.flush();
   }
 
@@ -69,13 +88,23 @@ export class MemoryJobStore implements JobStore {
     if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0 };
     const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
     const jobs: Job[] = [];
+    let bytes = 0;
+    let isBudgetSpent = false;
     for (const queue of params.queues) {
-      while (jobs.length < limit) {
-        const slot = this.tables.shiftReady(queue);
+      while (!isBudgetSpent && jobs.length < limit) {
+        const slot = this.tables.firstReady(queue);
         if (slot === undefined) break;
         // Past its waiting deadline: never started; the expiry pass discards it.
         const deadline = waitingDeadline(slot.job);
-        if (deadline !== undefined && deadline <= params.now) continue;
+        if (deadline !== undefined && deadline <= params.now) {
+          this.tables.dropFirstReady(queue, deadline);
+          continue;
+        }
+        // A job that does not fit the byte budget stays first in its queue for the next claim.
+        isBudgetSpent = jobs.length > 0 && bytes + slot.bytes > params.maxBytes;
+        if (isBudgetSpent) break;
+        this.tables.dropFirstReady(queue);
+        bytes += slot.bytes;
         const attempt = slot.job.attempt + 1;
         const started = { ...slot.job, startedAt: params.now };
         const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
@@ -213,13 +242,11 @@ export class MemoryJobStore implements JobStore {
 
   async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
     const transitions: JobTransition[] = [];
-    const { due, jobs } = this.tables;
+    const { due } = this.tables;
     while (transitions.length < limit && (due.peek()?.at ?? Infinity) <= now) {
-      const slot = jobs.get(due.pop()!.id);
-      const job = slot?.job;
-      if (slot === undefined || job === undefined) continue;
-      const dueAt = job.state === 'scheduled' ? job.scheduledAt : job.state === 'retryable' ? job.nextRetryAt : undefined;
-      if (dueAt === undefined || dueAt > now) continue;
+      const slot = this.tables.current(due.pop()!);
+      if (slot === undefined) continue;
+      const job = slot.job;
       this.tables.update(slot, { state: 'available', enqueuedAt: now, nextRetryAt: undefined });
       transitions.push(transition(job, slot.job));
     }
@@ -228,10 +255,7 @@ export class MemoryJobStore implements JobStore {
   }
 
   async findExpiredWaiting(now: number, limit: number): Promise<Job[]> {
-    return this.surface(this.tables.expiries, now, limit, (job) => {
-      const deadline = waitingDeadline(job);
-      return WAITING_STATES.has(job.state) && deadline !== undefined && deadline <= now;
-    });
+    return this.surface(this.tables.expiries, now, limit, (entry) => this.tables.current(entry) !== undefined);
   }
 
   async discardWaiting(params: DiscardWaitingParams): Promise<JobTransition[]> {
@@ -254,23 +278,16 @@ export class MemoryJobStore implements JobStore {
   }
 
   async takeDueSoftTimeouts(now: number, limit: number): Promise<{ jobId: string; workerId: string }[]> {
-    const { softTimeouts, jobs } = this.tables;
     const due: { jobId: string; workerId: string }[] = [];
-    while (due.length < limit && (softTimeouts.peek()?.at ?? Infinity) <= now) {
-      const entry = softTimeouts.pop()!;
-      const job = jobs.get(entry.id)?.job;
-      if (job?.lease?.token === entry.token) due.push({ jobId: job.id, workerId: job.lease.workerId });
+    while (due.length < limit && (this.tables.softTimeouts.peek()?.at ?? Infinity) <= now) {
+      const job = this.tables.takeSoftTimeout()?.job;
+      if (job?.lease !== undefined) due.push({ jobId: job.id, workerId: job.lease.workerId });
     }
     return due;
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
-    return this.surface(
-      this.tables.leases,
-      now,
-      limit,
-      (job, entry) => job.lease?.token === entry.token && job.lease.expiresAt === entry.at,
-    );
+    return this.surface(this.tables.leases, now, limit, (entry) => this.tables.isLiveLease(entry));
   }
 
   async listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]> {
@@ -313,9 +330,8 @@ export class MemoryJobStore implements JobStore {
         .toSorted((a, b) => a.head!.at - b.head!.at);
       const next = heads[0];
       if (next === undefined) break;
-      const entry = this.tables.finished[next.state].pop()!;
-      const slot = this.tables.jobs.get(entry.id);
-      if (slot === undefined || slot.job.state !== next.state || slot.job.completedAt !== entry.at) continue;
+      const slot = this.tables.current(this.tables.finished[next.state].pop()!);
+      if (slot === undefined) continue;
       this.tables.remove(slot);
       excess -= 1;
       pruned += 1;
@@ -325,7 +341,7 @@ export class MemoryJobStore implements JobStore {
 
   async registerWorker(worker: Worker): Promise<void> {
     if (this.tables.workers.has(worker.workerId)) throw duplicateWorker(worker.workerId);
-    this.tables.workers.set(worker.workerId, { worker, held: new Set() });
+    this.tables.addWorker(worker);
   }
 
   async getWorker(workerId: string): Promise<WorkerSnapshot | undefined> {
@@ -334,21 +350,14 @@ export class MemoryJobStore implements JobStore {
   }
 
   async listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>> {
-    // TODO(issue 8): an ordered index instead of sorting every worker id per page.
-    const ids = [...this.tables.workers.keys()].filter((id) => request.after === undefined || id > request.after).toSorted();
     const { filter } = request;
     const budget = filter === undefined ? request.limit : request.scanBudget;
-    const items: WorkerSnapshot[] = [];
-    let examined = 0;
-    for (const id of ids) {
-      if (items.length >= request.limit || examined >= budget) return { items, nextAfter: ids[examined - 1] };
-      examined += 1;
+    return this.tables.workerIds.page(request.after, request.limit, budget, (id) => {
       const slot = this.tables.workers.get(id)!;
-      if (filter?.label !== undefined && !slot.worker.labels.includes(filter.label)) continue;
-      if (filter?.queue !== undefined && !slot.worker.queues.includes(filter.queue)) continue;
-      items.push(snapshot(slot));
-    }
-    return { items };
+      if (filter?.label !== undefined && !slot.worker.labels.includes(filter.label)) return undefined;
+      if (filter?.queue !== undefined && !slot.worker.queues.includes(filter.queue)) return undefined;
+      return snapshot(slot);
+    });
   }
 
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
@@ -403,13 +412,15 @@ export class MemoryJobStore implements JobStore {
 
   async removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome> {
     const slot = this.tables.workers.get(params.workerId);
-    const covered = new Set(params.recoveries.map((r) => r.jobId));
-    if (
-      slot === undefined ||
-      (params.ifLastBeatAt !== undefined && slot.worker.lastBeatAt !== params.ifLastBeatAt) ||
-      [...slot.held].some((jobId) => !covered.has(jobId))
-    ) {
+    if (slot === undefined || (params.ifLastBeatAt !== undefined && slot.worker.lastBeatAt !== params.ifLastBeatAt)) {
       return { removed: false, transitions: [] };
+    }
+    const covered = new Map(params.recoveries.map((r) => [r.jobId, r.leaseToken]));
+    for (const jobId of slot.held) {
+      const lease = this.tables.jobs.get(jobId)?.job.lease;
+      // A held id whose job is not active under this worker's lease reserves nothing: it goes with the worker.
+      if (lease?.workerId !== params.workerId) continue;
+      if (covered.get(jobId) !== lease.token) return { removed: false, transitions: [] };
     }
     const transitions: JobTransition[] = [];
     for (const recovery of params.recoveries) {
@@ -417,22 +428,18 @@ export class MemoryJobStore implements JobStore {
       if (jobSlot === undefined || leaseProblem(jobSlot.job, params.workerId, recovery.leaseToken) !== undefined) continue;
       transitions.push(this.tables.applyOutcome(jobSlot, recovery.outcome, params.now));
     }
-    this.tables.workers.delete(params.workerId);
+    this.tables.deleteWorker(params.workerId);
     this.tables.signal({ kind: 'workerRemoved', workerId: params.workerId });
     this.flush();
     return { removed: true, transitions };
   }
 
   async listQueues(request: PageRequest): Promise<Page<QueueCounts>> {
-    const after = request.after;
-    const queues = this.tables.queueCounts().filter((counts) => after === undefined || counts.queue > after);
-    const items = queues.slice(0, request.limit);
-    return queues.length > request.limit ? { items, nextAfter: items.at(-1)!.queue } : { items };
+    return this.tables.queueNames.page(request.after, request.limit, request.limit, (queue) => this.tables.queueCounts(queue));
   }
 
   async audit(): Promise<string[]> {
-    // TODO(issue 8): the memory store's invariant checker.
-    return [];
+    return auditTables(this.tables);
   }
 
   subscribe(listener: (signal: StoreSignal) => void): () => void {
@@ -480,7 +487,7 @@ export class MemoryJobStore implements JobStore {
     const renewed = confirmedLease(slot.job, before, now);
     this.tables.update(slot, { lease: renewed });
     // A lease capped by a fixed deadline (timeout, total timeout) may keep its expiry: one entry is enough.
-    if (renewed.expiresAt !== before.expiresAt) this.tables.leases.push({ at: renewed.expiresAt, id: slot.job.id, token: renewed.token });
+    if (renewed.expiresAt !== before.expiresAt) this.tables.indexRenewedLease(slot);
     return renewed.expiresAt;
   }
 
@@ -490,23 +497,18 @@ export class MemoryJobStore implements JobStore {
   }
 
   /**
-   * The jobs of the due entries of `heap` that `isLive` accepts. Entries are
-   * put back, so a job stays findable until a change actually applies to it.
+   * The jobs of the due entries of `heap` that `isLive` accepts; stale ones
+   * are dropped. Live entries are put back, so a job stays findable until a
+   * change actually applies to it.
    */
-  private surface<E extends { at: number; id: string }>(
-    heap: MinHeap<E>,
-    now: number,
-    limit: number,
-    isLive: (job: Job, entry: E) => boolean,
-  ): Job[] {
-    const surfaced: E[] = [];
+  private surface(heap: MinHeap<TimedEntry>, now: number, limit: number, isLive: (entry: TimedEntry) => boolean): Job[] {
+    const surfaced: TimedEntry[] = [];
     const found: Job[] = [];
     while (found.length < limit && (heap.peek()?.at ?? Infinity) <= now) {
       const entry = heap.pop()!;
-      const job = this.tables.jobs.get(entry.id)?.job;
-      if (job === undefined || !isLive(job, entry)) continue;
+      if (!isLive(entry)) continue;
       surfaced.push(entry);
-      found.push(job);
+      found.push(this.tables.jobs.get(entry.id)!.job);
     }
     for (const entry of surfaced) heap.push(entry);
     return found;

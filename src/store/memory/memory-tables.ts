@@ -1,18 +1,26 @@
 import type { FailureOutcome } from '../../domain/failure';
-import type { Job, JobState, TerminalState } from '../../domain/job';
+import { JOB_STATES, type Job, type JobState, type TerminalState } from '../../domain/job';
 import type { Worker } from '../../domain/worker';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
 import { transitionOf, type JobTransition } from '../../domain/transition';
 import type { QueueCounts } from '../job-store';
 import type { StoreSignal } from '../store-signal';
+import { mergeSignals } from './merge-signals';
 import { MinHeap } from './min-heap';
 import { PriorityFifo } from './priority-fifo';
+import { SortedKeySet } from './sorted-key-set';
+import { storedBytesDelta } from './stored-size';
 
 /** A stored job plus the bookkeeping that validates its index entries. */
 export interface JobSlot {
   job: Job;
-  /** Sequence of the job's current entry in its ready queue. */
-  readySeq: number;
+  /** The job's stored size (stored-size.ts), kept current by every change. */
+  bytes: number;
+  /**
+   * Sequence of the job's current state. Every index entry carries the
+   * sequence it was made for; one whose sequence is not the slot's is stale.
+   */
+  seq: number;
 }
 
 export interface WorkerSlot {
@@ -21,71 +29,159 @@ export interface WorkerSlot {
   held: Set<string>;
 }
 
-interface ReadyEntry {
+/** An index entry: the job it names, for the state (sequence) it was made in. */
+export interface IndexEntry {
   id: string;
   seq: number;
 }
 
-interface TimedEntry {
+export interface TimedEntry extends IndexEntry {
   at: number;
-  id: string;
 }
 
 /**
+ * Index structures may hold this many stale entries beyond twice their live
+ * ones before a sweep removes them: stale entries cost memory only, and a
+ * sweep (O(n)) then runs at most once per that many changes.
+ */
+const SWEEP_SLACK = 1_024;
+
+/**
  * The tables of the in-memory store and the low-level changes that keep its
- * indexes and counters consistent. Jobs are immutable values: every change
- * replaces the slot's job, so a job handed out earlier is a stable snapshot.
- * Signals are collected while a store call runs and emitted when it ends.
+ * indexes, counters and sizes consistent. Jobs are immutable values: every
+ * change replaces the slot's job, so a job handed out earlier is a stable
+ * snapshot. Signals are collected while a store call runs and emitted when
+ * it ends.
+ *
+ * Index entries are never removed from the middle of a heap or FIFO: a
+ * change makes the old entry stale (its sequence no longer matches), readers
+ * skip stale entries, and sweeps drop them once they outnumber live ones.
  */
 export class MemoryTables {
   readonly jobs = new Map<string, JobSlot>();
   readonly workers = new Map<string, WorkerSlot>();
+  /** The keys of `workers`, in order, for paged listings. */
+  readonly workerIds = new SortedKeySet();
+  /** Job counts per state of each queue that holds jobs; a queue's entry goes with its last job. */
+  readonly counts = new Map<string, Record<JobState, number>>();
+  /** The keys of `counts`, in order, for paged listings. */
+  readonly queueNames = new SortedKeySet();
+  /** Available jobs per queue, in delivery order; a queue's entry goes with its last job. */
+  readonly ready = new Map<string, PriorityFifo<IndexEntry>>();
+  /** Job counts per state over every queue. */
+  readonly totals: Record<JobState, number> = zeroCounts();
   /** scheduled_at and next_retry_at deadlines. */
   readonly due = new MinHeap<TimedEntry>();
   /** Waiting deadlines (expires_at, enqueue TTL, total timeout). */
   readonly expiries = new MinHeap<TimedEntry>();
-  /** Lease deadlines, with the token they were set for. */
-  readonly leases = new MinHeap<TimedEntry & { token: string }>();
-  /** Soft (execution) timeouts of active attempts, with the lease token of the attempt. */
-  readonly softTimeouts = new MinHeap<TimedEntry & { token: string }>();
+  /** Lease deadlines; a renewal adds an entry at the new expiry. */
+  readonly leases = new MinHeap<TimedEntry>();
+  /** Soft (execution) timeouts of active attempts; taking one removes its entry. */
+  readonly softTimeouts = new MinHeap<TimedEntry>();
   /** Terminal jobs by completion time, per terminal state, for retention. */
   readonly finished: Readonly<Record<TerminalState, MinHeap<TimedEntry>>> = {
     completed: new MinHeap(),
     cancelled: new MinHeap(),
     discarded: new MinHeap(),
   };
-  private readonly ready = new Map<string, PriorityFifo<ReadyEntry>>();
-  private readonly counts = new Map<string, Record<JobState, number>>();
-  private nextReadySeq = 1;
+  /** Sum of the stored sizes of all jobs. */
+  storedBytes = 0;
+  /** The latest time of a soft timeout taken so far: every entry due by then has left its heap. */
+  private softTimeoutsTakenAt = -Infinity;
+  /** The latest waiting deadline of a job a claim dropped from its ready queue for being past it. */
+  private latestDroppedDeadline = -Infinity;
+  private nextSeq = 1;
   private pendingSignals: StoreSignal[] = [];
 
-  insert(job: Job): void {
-    const slot: JobSlot = { job, readySeq: 0 };
+  insert(job: Job, bytes: number): void {
+    const slot: JobSlot = { job, bytes, seq: 0 };
     this.jobs.set(job.id, slot);
-    this.countsOf(job.queue)[job.state] += 1;
+    this.storedBytes += bytes;
+    this.count(job.queue, job.state, 1);
     this.index(slot);
   }
 
-  /** Replaces the job with `patch` applied, keeping counts and indexes in step. */
+  /** Replaces the job with `patch` applied, keeping counts, sizes and indexes in step. */
   update(slot: JobSlot, patch: Partial<Job>): Job {
     const before = slot.job;
+    const delta = storedBytesDelta(before, patch);
     slot.job = { ...before, ...patch };
+    slot.bytes += delta;
+    this.storedBytes += delta;
     if (slot.job.state !== before.state) {
-      const counts = this.countsOf(before.queue);
-      counts[before.state] -= 1;
-      counts[slot.job.state] += 1;
+      // Counted into the new state before out of the old, so the queue never looks empty meanwhile.
+      this.count(before.queue, slot.job.state, 1);
+      this.count(before.queue, before.state, -1);
       this.index(slot);
+      if (before.state === 'available') this.sweepReady(before.queue);
+      this.sweep();
     }
     return slot.job;
   }
 
-  /** The first live ready job of `queue`, removed from its queue. */
-  shiftReady(queue: string): JobSlot | undefined {
-    const entry = this.ready.get(queue)?.shift((e) => {
-      const slot = this.jobs.get(e.id);
-      return slot !== undefined && slot.job.state === 'available' && slot.readySeq === e.seq;
+  /** Forgets a job entirely (retention); index entries that name it go stale. */
+  remove(slot: JobSlot): void {
+    const { queue, state } = slot.job;
+    this.jobs.delete(slot.job.id);
+    this.storedBytes -= slot.bytes;
+    this.count(queue, state, -1);
+    this.sweep();
+  }
+
+  /** The slot an entry names, if the entry is live (made for the job's current state). */
+  current(entry: IndexEntry): JobSlot | undefined {
+    const slot = this.jobs.get(entry.id);
+    return slot?.seq === entry.seq ? slot : undefined;
+  }
+
+  /** Whether a lease entry is live: current, and at the lease's present expiry. */
+  isLiveLease(entry: TimedEntry): boolean {
+    return this.current(entry)?.job.lease?.expiresAt === entry.at;
+  }
+
+  /** The first live ready job of `queue`, left first in its queue (stale entries before it are dropped). */
+  firstReady(queue: string): JobSlot | undefined {
+    let slot: JobSlot | undefined;
+    this.ready.get(queue)?.peek((entry) => {
+      slot = this.current(entry);
+      return slot !== undefined;
     });
-    return entry === undefined ? undefined : this.jobs.get(entry.id);
+    return slot;
+  }
+
+  /**
+   * Removes the first ready entry of `queue`: the live one `firstReady` just
+   * returned. Given the job's waiting deadline, it was dropped for being past
+   * it: the job stays available, without a ready entry, until the expiry
+   * pass discards it.
+   */
+  dropFirstReady(queue: string, pastDeadline?: number): void {
+    this.ready.get(queue)?.shift(() => true);
+    if (pastDeadline !== undefined) this.latestDroppedDeadline = Math.max(this.latestDroppedDeadline, pastDeadline);
+  }
+
+  /** Whether an available job without a ready entry may have been dropped by a claim for being past `deadline`. */
+  mayHaveDroppedReady(deadline: number): boolean {
+    return deadline <= this.latestDroppedDeadline;
+  }
+
+  /** Removes the earliest soft-timeout entry; the job it names if the entry was live. */
+  takeSoftTimeout(): JobSlot | undefined {
+    const entry = this.softTimeouts.pop();
+    if (entry === undefined) return undefined;
+    this.softTimeoutsTakenAt = Math.max(this.softTimeoutsTakenAt, entry.at);
+    return this.current(entry);
+  }
+
+  /** Whether a soft timeout due at `at` may have been taken already (its entry gone). */
+  mayHaveTakenSoftTimeout(at: number): boolean {
+    return at <= this.softTimeoutsTakenAt;
+  }
+
+  /** Adds a lease entry at the job's renewed lease expiry. */
+  indexRenewedLease(slot: JobSlot): void {
+    this.leases.push({ at: slot.job.lease!.expiresAt, id: slot.job.id, seq: slot.seq });
+    this.sweep();
   }
 
   /** Applies a decided failure outcome to an active job and releases its lease. */
@@ -115,6 +211,16 @@ export class MemoryTables {
     }
   }
 
+  addWorker(worker: Worker): void {
+    this.workers.set(worker.workerId, { worker, held: new Set() });
+    this.workerIds.add(worker.workerId);
+  }
+
+  deleteWorker(workerId: string): void {
+    this.workers.delete(workerId);
+    this.workerIds.delete(workerId);
+  }
+
   signal(signal: StoreSignal): void {
     this.pendingSignals.push(signal);
   }
@@ -126,88 +232,106 @@ export class MemoryTables {
     return mergeSignals(signals);
   }
 
-  /** Forgets a job entirely (retention); index entries that name it go stale. */
-  remove(slot: JobSlot): void {
-    this.jobs.delete(slot.job.id);
-    this.countsOf(slot.job.queue)[slot.job.state] -= 1;
-  }
-
   /** How many terminal jobs are stored. */
   terminalCount(): number {
-    let total = 0;
-    for (const counts of this.counts.values()) total += counts.completed + counts.cancelled + counts.discarded;
-    return total;
+    return this.totals.completed + this.totals.cancelled + this.totals.discarded;
   }
 
-  queueCounts(): QueueCounts[] {
-    return [...this.counts.entries()].toSorted(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([queue, counts]) => ({ queue, ...counts }));
+  queueCounts(queue: string): QueueCounts | undefined {
+    const counts = this.counts.get(queue);
+    return counts === undefined ? undefined : { queue, ...counts };
   }
 
-  private countsOf(queue: string): Record<JobState, number> {
+  /** Moves the counters of one queue and state by `delta`; a queue's entries go when it holds no job. */
+  private count(queue: string, state: JobState, delta: number): void {
     let counts = this.counts.get(queue);
     if (counts === undefined) {
-      counts = { scheduled: 0, available: 0, pending: 0, active: 0, completed: 0, retryable: 0, cancelled: 0, discarded: 0 };
+      counts = zeroCounts();
       this.counts.set(queue, counts);
+      this.queueNames.add(queue);
     }
-    return counts;
+    counts[state] += delta;
+    this.totals[state] += delta;
+    if (delta < 0 && JOB_STATES.every((s) => counts[s] === 0)) {
+      this.counts.delete(queue);
+      this.queueNames.delete(queue);
+      this.ready.delete(queue);
+    }
   }
 
-  /** Adds the index entries that the job's (new) state needs. */
+  /** Adds the index entries that the job's (new) state needs, under a new sequence. */
   private index(slot: JobSlot): void {
     const job = slot.job;
+    const [id, seq] = [job.id, this.nextSeq++];
+    slot.seq = seq;
     switch (job.state) {
       case 'available': {
-        slot.readySeq = this.nextReadySeq++;
         let fifo = this.ready.get(job.queue);
         if (fifo === undefined) {
-          fifo = new PriorityFifo<ReadyEntry>();
+          fifo = new PriorityFifo<IndexEntry>();
           this.ready.set(job.queue, fifo);
         }
-        fifo.push(job.priority, { id: job.id, seq: slot.readySeq });
+        fifo.push(job.priority, { id, seq });
         this.signal({ kind: 'jobsAvailable', queue: job.queue, count: 1 });
         break;
       }
       case 'scheduled':
-        this.due.push({ at: job.scheduledAt ?? 0, id: job.id });
+        this.due.push({ id, seq, at: job.scheduledAt ?? 0 });
         break;
       case 'retryable':
-        this.due.push({ at: job.nextRetryAt ?? 0, id: job.id });
+        this.due.push({ id, seq, at: job.nextRetryAt ?? 0 });
         break;
       case 'pending':
         break;
       case 'active':
         if (job.lease !== undefined) {
-          this.leases.push({ at: job.lease.expiresAt, id: job.id, token: job.lease.token });
-          this.softTimeouts.push({ at: softTimeoutAt(job), id: job.id, token: job.lease.token });
+          this.leases.push({ id, seq, at: job.lease.expiresAt });
+          this.softTimeouts.push({ id, seq, at: softTimeoutAt(job) });
         }
         return;
       case 'completed':
       case 'cancelled':
       case 'discarded':
-        this.finished[job.state].push({ at: job.completedAt ?? 0, id: job.id });
+        this.finished[job.state].push({ id, seq, at: job.completedAt ?? 0 });
         return;
     }
     const deadline = waitingDeadline(job);
-    if (deadline !== undefined) this.expiries.push({ at: deadline, id: job.id });
+    if (deadline !== undefined) this.expiries.push({ id, seq, at: deadline });
   }
+
+  /** Sweeps the heaps whose stale entries outnumber their live ones (each check is O(1)). */
+  private sweep(): void {
+    const t = this.totals;
+    this.sweepIfStale(this.due, t.scheduled + t.retryable);
+    this.sweepIfStale(this.expiries, t.scheduled + t.available + t.pending + t.retryable);
+    if (isMostlyStale(this.leases.size, t.active)) this.leases.retain((entry) => this.isLiveLease(entry));
+    this.sweepIfStale(this.softTimeouts, t.active);
+    this.sweepIfStale(this.finished.completed, t.completed);
+    this.sweepIfStale(this.finished.cancelled, t.cancelled);
+    this.sweepIfStale(this.finished.discarded, t.discarded);
+  }
+
+  private sweepIfStale(heap: MinHeap<TimedEntry>, live: number): void {
+    if (isMostlyStale(heap.size, live)) heap.retain((entry) => this.current(entry) !== undefined);
+  }
+
+  private sweepReady(queue: string): void {
+    const fifo = this.ready.get(queue);
+    const available = this.counts.get(queue)?.available ?? 0;
+    if (fifo !== undefined && isMostlyStale(fifo.size, available)) fifo.retain((entry) => this.current(entry) !== undefined);
+  }
+}
+
+/** Whether an index of `size` entries, of which at most `live` can be live, is due for a sweep. */
+function isMostlyStale(size: number, live: number): boolean {
+  return size > 2 * live + SWEEP_SLACK;
+}
+
+export function zeroCounts(): Record<JobState, number> {
+  return { scheduled: 0, available: 0, pending: 0, active: 0, completed: 0, retryable: 0, cancelled: 0, discarded: 0 };
 }
 
 /** The transition from `before` to `after`, naming the worker that held the job. */
 export function transition(before: Job, after: Job): JobTransition {
   return transitionOf(after, before.state, before.lease?.workerId);
-}
-
-/** Folds per-job signals into one per queue or worker, summing counts. */
-function mergeSignals(signals: StoreSignal[]): StoreSignal[] {
-  if (signals.length < 2) return signals;
-  const merged = new Map<string, StoreSignal>();
-  for (const signal of signals) {
-    const key =
-      signal.kind === 'jobsAvailable' ? `a:${signal.queue}` : signal.kind === 'capacityFreed' ? `c:${signal.workerId}` : undefined;
-    const previous = key === undefined ? undefined : merged.get(key);
-    if (key === undefined) merged.set(`${merged.size}`, signal);
-    else if (previous !== undefined && 'count' in previous && 'count' in signal) previous.count += signal.count;
-    else merged.set(key, { ...signal });
-  }
-  return [...merged.values()];
 }

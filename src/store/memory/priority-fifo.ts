@@ -3,16 +3,20 @@ class Fifo<T> {
   private items: T[] = [];
   private head = 0;
 
-  get isEmpty(): boolean {
-    return this.head >= this.items.length;
+  get size(): number {
+    return this.items.length - this.head;
   }
 
   push(item: T): void {
     this.items.push(item);
   }
 
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
+
   shift(): T | undefined {
-    if (this.isEmpty) return undefined;
+    if (this.size === 0) return undefined;
     const item = this.items[this.head++];
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
@@ -20,36 +24,97 @@ class Fifo<T> {
     }
     return item;
   }
+
+  retain(keep: (item: T) => boolean): void {
+    this.items = this.items.slice(this.head).filter(keep);
+    this.head = 0;
+  }
+
+  values(): IterableIterator<T> {
+    return this.items.slice(this.head).values();
+  }
 }
 
 /**
  * The ready jobs of one queue: highest priority first, FIFO within a
  * priority (ojs-core 5.2). Entries that went stale (the job was cancelled or
- * claimed meanwhile) are skipped when they surface, via `isLive`.
+ * claimed meanwhile) are skipped when they surface, via `isLive`, or swept
+ * out by `retain`. A priority's FIFO is dropped once it drains.
  */
 export class PriorityFifo<T> {
   private readonly byPriority = new Map<number, Fifo<T>>();
   /** Priorities that have a FIFO, highest first. */
-  private priorities: number[] = [];
+  private readonly priorities: number[] = [];
+  private count = 0;
+
+  /** Entries held, stale ones included. */
+  get size(): number {
+    return this.count;
+  }
 
   push(priority: number, item: T): void {
     let fifo = this.byPriority.get(priority);
     if (fifo === undefined) {
       fifo = new Fifo<T>();
       this.byPriority.set(priority, fifo);
-      this.priorities = [...this.priorities, priority].toSorted((a, b) => b - a);
+      this.priorities.splice(insertionIndex(this.priorities, priority), 0, priority);
     }
     fifo.push(item);
+    this.count += 1;
+  }
+
+  /** The first live item, left in place; stale ones before it are dropped. */
+  peek(isLive: (item: T) => boolean): T | undefined {
+    for (;;) {
+      const priority = this.priorities[0];
+      if (priority === undefined) return undefined;
+      const fifo = this.byPriority.get(priority)!;
+      for (let item = fifo.peek(); item !== undefined; item = fifo.peek()) {
+        if (isLive(item)) return item;
+        fifo.shift();
+        this.count -= 1;
+      }
+      this.byPriority.delete(priority);
+      this.priorities.shift();
+    }
   }
 
   /** Removes and returns the first live item, dropping stale ones on the way. */
   shift(isLive: (item: T) => boolean): T | undefined {
-    for (const priority of this.priorities) {
-      const fifo = this.byPriority.get(priority)!;
-      for (let item = fifo.shift(); item !== undefined; item = fifo.shift()) {
-        if (isLive(item)) return item;
-      }
-    }
-    return undefined;
+    const item = this.peek(isLive);
+    if (item === undefined) return undefined;
+    this.byPriority.get(this.priorities[0]!)!.shift();
+    this.count -= 1;
+    return item;
   }
+
+  /** Keeps only the items `keep` accepts: O(n), for sweeps. */
+  retain(keep: (item: T) => boolean): void {
+    this.count = 0;
+    for (const [priority, fifo] of this.byPriority) {
+      fifo.retain(keep);
+      this.count += fifo.size;
+      if (fifo.size > 0) continue;
+      this.byPriority.delete(priority);
+      this.priorities.splice(this.priorities.indexOf(priority), 1);
+    }
+  }
+
+  /** Every item with its priority, in delivery order. */
+  *entries(): IterableIterator<[number, T]> {
+    for (const priority of this.priorities) {
+      for (const item of this.byPriority.get(priority)!.values()) yield [priority, item];
+    }
+  }
+}
+
+/** Where `priority` goes in `priorities` (highest first), by binary search. */
+function insertionIndex(priorities: readonly number[], priority: number): number {
+  let [low, high] = [0, priorities.length];
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (priorities[mid]! > priority) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

@@ -1,9 +1,22 @@
-import type { Job, JobError, JobState } from '../../domain/job';
+import { JOB_STATES, type HandlerCode, type Job, type JobError, type JobState } from '../../domain/job';
 import { isTerminal } from '../../domain/job-state-machine';
 import { leaseToken } from '../../domain/lease';
 import type { JsonObject, JsonValue } from '../../domain/json';
-import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type RetryPolicy } from '../../domain/retry-policy';
-import { fromFlatHash, optionalNumber, type FlatHash } from './hash-fields';
+import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type OnExhaustion, type RetryPolicy } from '../../domain/retry-policy';
+import {
+  readArray,
+  readBoolean,
+  readInteger,
+  readJson,
+  readJsonArray,
+  readJsonObject,
+  readKeyOf,
+  readNumber,
+  readOneOf,
+  readOptionalNumberText,
+  readString,
+  readStrings,
+} from './reply';
 
 /**
  * A job as a Redis hash. What never changes after enqueue is one JSON field
@@ -35,17 +48,11 @@ interface JobBody {
   createdAt: number;
 }
 
-/**
- * A new job as enqueue.lua takes it: the scalar fields scripts work on, in
- * the order enqueue.lua names them, then the body JSON, so the body is
- * encoded once and a script neither splits strings nor decodes JSON.
- * `discardAt` is the part of the waiting deadline that never changes
- * (expires_at, total timeout); the enqueue TTL applies only before the first
- * attempt, so scripts keep it apart (domain waitingDeadline).
- */
-export function newJobArgs(job: Job): (string | number)[] {
-  const totalAt = job.totalTimeoutMs === undefined ? undefined : job.createdAt + job.totalTimeoutMs;
-  const discardAt = [job.expiresAt, totalAt].filter((at): at is number => at !== undefined);
+const HANDLER_CODES: Readonly<Record<HandlerCode, true>> = { retry: true, discard: true, dead_letter: true, fail: true };
+const ON_EXHAUSTION: Readonly<Record<OnExhaustion, true>> = { discard: true, dead_letter: true };
+
+/** The body JSON of a new job. */
+export function encodeBody(job: Job): string {
   const body: JobBody = {
     specversion: job.specversion,
     id: job.id,
@@ -66,22 +73,83 @@ export function newJobArgs(job: Job): (string | number)[] {
   if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
   if (job.schema !== undefined) body.schema = job.schema;
-  return [
-    job.id,
-    job.queue,
-    job.state,
-    job.priority,
-    discardAt.length === 0 ? '' : Math.min(...discardAt),
-    job.enqueueTtlMs === undefined ? '' : job.createdAt + job.enqueueTtlMs,
-    job.scheduledAt ?? '',
-    job.type,
-    job.visibilityTimeoutMs,
-    job.timeoutMs,
-    job.gracePeriodMs,
-    job.heartbeatTimeoutMs,
-    totalAt ?? '',
-    JSON.stringify(body),
-  ];
+  return JSON.stringify(body);
+}
+
+/**
+ * The deadlines of a job as its hash keeps them, for the scripts' mirror of
+ * domain waitingDeadline and softTimeoutAt: `discardAt`, the part of the
+ * waiting deadline that never changes (expires_at, total timeout);
+ * `ttlAt`, the enqueue TTL, which applies only before the first attempt;
+ * `totalAt`, the total timeout.
+ */
+export function deadlineFields(job: Job): { discardAt?: number; ttlAt?: number; totalAt?: number } {
+  const totalAt = job.totalTimeoutMs === undefined ? undefined : job.createdAt + job.totalTimeoutMs;
+  const discardAt = job.expiresAt === undefined ? totalAt : Math.min(job.expiresAt, totalAt ?? Infinity);
+  const ttlAt = job.enqueueTtlMs === undefined ? undefined : job.createdAt + job.enqueueTtlMs;
+  return { discardAt, ttlAt, totalAt };
+}
+
+function readRetryPolicy(value: JsonValue | undefined): RetryPolicy {
+  const policy = readJsonObject(value, 'job body retry');
+  return {
+    maxAttempts: readNumber(policy['maxAttempts'], 'retry maxAttempts'),
+    initialIntervalMs: readNumber(policy['initialIntervalMs'], 'retry initialIntervalMs'),
+    backoffCoefficient: readNumber(policy['backoffCoefficient'], 'retry backoffCoefficient'),
+    maxIntervalMs: readNumber(policy['maxIntervalMs'], 'retry maxIntervalMs'),
+    jitter: readBoolean(policy['jitter'], 'retry jitter'),
+    nonRetryableErrors: readStrings(policy['nonRetryableErrors'], 'retry nonRetryableErrors'),
+    onExhaustion: readKeyOf(policy['onExhaustion'], ON_EXHAUSTION, 'retry onExhaustion'),
+  };
+}
+
+function optionalNumber(value: JsonValue | undefined, what: string): number | undefined {
+  return value === undefined ? undefined : readNumber(value, what);
+}
+
+function readBody(text: string): JobBody {
+  const body = readJsonObject(readJson(text, 'job body'), 'job body');
+  const schema = body['schema'];
+  return {
+    specversion: readString(body['specversion'], 'job specversion'),
+    id: readString(body['id'], 'job id'),
+    type: readString(body['type'], 'job type'),
+    queue: readString(body['queue'], 'job queue'),
+    args: readJsonArray(body['args'], 'job args'),
+    meta: readJsonObject(body['meta'], 'job meta'),
+    priority: readNumber(body['priority'], 'job priority'),
+    timeoutMs: readNumber(body['timeoutMs'], 'job timeoutMs'),
+    gracePeriodMs: readNumber(body['gracePeriodMs'], 'job gracePeriodMs'),
+    heartbeatTimeoutMs: readNumber(body['heartbeatTimeoutMs'], 'job heartbeatTimeoutMs'),
+    totalTimeoutMs: optionalNumber(body['totalTimeoutMs'], 'job totalTimeoutMs'),
+    enqueueTtlMs: optionalNumber(body['enqueueTtlMs'], 'job enqueueTtlMs'),
+    scheduledAt: optionalNumber(body['scheduledAt'], 'job scheduledAt'),
+    expiresAt: optionalNumber(body['expiresAt'], 'job expiresAt'),
+    retry: body['retry'] === undefined ? undefined : readRetryPolicy(body['retry']),
+    visibilityTimeoutMs: readNumber(body['visibilityTimeoutMs'], 'job visibilityTimeoutMs'),
+    schema: schema === undefined ? undefined : readString(schema, 'job schema'),
+    createdAt: readNumber(body['createdAt'], 'job createdAt'),
+  };
+}
+
+/** A recorded error (errors written without a backtrace get an empty one). */
+function readJobError(value: JsonValue | undefined, what: string): JobError {
+  const fields = readJsonObject(value, what);
+  const error: JobError = {
+    type: readString(fields['type'], `${what} type`),
+    message: readString(fields['message'], `${what} message`),
+    backtrace: fields['backtrace'] === undefined ? [] : readStrings(fields['backtrace'], `${what} backtrace`),
+    attempt: readNumber(fields['attempt'], `${what} attempt`),
+    occurredAt: readNumber(fields['occurredAt'], `${what} occurredAt`),
+  };
+  if (fields['code'] !== undefined) error.code = readKeyOf(fields['code'], HANDLER_CODES, `${what} code`);
+  if (fields['details'] !== undefined) error.details = readJsonObject(fields['details'], `${what} details`);
+  return error;
+}
+
+function readErrors(text: string | undefined): JobError[] {
+  if (text === undefined || text === '' || text === '[]') return [];
+  return readJsonArray(readJson(text, 'job errors'), 'job errors').map((error, i) => readJobError(error, `job errors[${i}]`));
 }
 
 /** The job that the body and the mutable fields describe, built with one fixed shape. */
@@ -111,7 +179,7 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
     startedAt: undefined,
     completedAt: undefined,
     error: undefined,
-    errors: errors === undefined || errors === '[]' ? [] : (JSON.parse(errors) as JobError[]).map(normalizeError),
+    errors: readErrors(errors),
     result: undefined,
     nextRetryAt: undefined,
     deadLetter: false,
@@ -124,39 +192,45 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
 }
 
 /**
- * A job from its hash (as HGETALL returns it), or undefined for a missing key.
- * Scripts leave fields behind when a state change makes them meaningless
- * (the lease of a finished attempt, the error of a completed job...), which
- * saves a write on every settlement; this is the one place that shows each
- * field only in the states where it means something.
+ * A job from its hash (as read by readFlatHash), or undefined for a missing
+ * key. Scripts leave fields behind when a state change makes them
+ * meaningless (the lease of a finished attempt, the error of a completed
+ * job...), which saves a write on every settlement; this is the one place
+ * that shows each field only in the states where it means something.
  */
-export function decodeJob(hash: FlatHash | Record<string, string>): Job | undefined {
-  const fields = Array.isArray(hash) ? fromFlatHash(hash) : (hash as Record<string, string>);
-  if (fields['body'] === undefined) return undefined;
-  const state = fields['state'] as JobState;
-  const job = jobFrom(JSON.parse(fields['body']) as JobBody, state, Number(fields['attempt'] ?? 0), fields['errors']);
-  job.enqueuedAt = optionalNumber(fields['enqueuedAt']);
-  job.startedAt = optionalNumber(fields['startedAt']);
-  if (isTerminal(state)) job.completedAt = optionalNumber(fields['completedAt']);
-  if (state === 'retryable') job.nextRetryAt = optionalNumber(fields['nextRetryAt']);
+export function decodeJob(fields: Readonly<Record<string, string>>): Job | undefined {
+  const bodyText = fields['body'];
+  if (bodyText === undefined) return undefined;
+  const state = readOneOf(fields['state'], JOB_STATES, 'job state');
+  const number = (name: string): number | undefined => readOptionalNumberText(fields[name], `job field ${name}`);
+  const job = jobFrom(readBody(bodyText), state, number('attempt') ?? 0, fields['errors']);
+  job.enqueuedAt = number('enqueuedAt');
+  job.startedAt = number('startedAt');
+  if (isTerminal(state)) job.completedAt = number('completedAt');
+  if (state === 'retryable') job.nextRetryAt = number('nextRetryAt');
   if (state === 'discarded') job.deadLetter = fields['deadLetter'] === '1';
-  if (state !== 'completed' && fields['error'] !== undefined) job.error = normalizeError(JSON.parse(fields['error']) as JobError);
-  if (state === 'completed' && fields['result'] !== undefined) job.result = JSON.parse(fields['result']) as JsonValue;
-  if (state === 'active' && fields['leaseWorker'] !== undefined) {
+  const error = fields['error'];
+  if (state !== 'completed' && error !== undefined) job.error = readJobError(readJson(error, 'job error'), 'job error');
+  const result = fields['result'];
+  if (state === 'completed' && result !== undefined) job.result = readJson(result, 'job result');
+  const leaseWorker = fields['leaseWorker'];
+  if (state === 'active' && leaseWorker !== undefined) {
     job.lease = {
-      workerId: fields['leaseWorker'],
+      workerId: leaseWorker,
       token: fields['leaseToken'] ?? '',
-      expiresAt: Number(fields['leaseExpiresAt']),
-      renewedAt: Number(fields['leaseRenewedAt'] ?? fields['startedAt']),
+      expiresAt: number('leaseExpiresAt') ?? 0,
+      renewedAt: number('leaseRenewedAt') ?? job.startedAt ?? 0,
       isConfirmed: fields['leaseConfirmed'] === '1',
     };
   }
   // Progress belongs to one attempt (ojs-progress); the checkpoint outlives it.
   if (fields['progressAttempt'] === fields['attempt']) {
-    job.progress = optionalNumber(fields['progress']);
-    if (fields['progressData'] !== undefined) job.progressData = JSON.parse(fields['progressData']) as JsonObject;
+    job.progress = number('progress');
+    const data = fields['progressData'];
+    if (data !== undefined) job.progressData = readJsonObject(readJson(data, 'job progressData'), 'job progressData');
   }
-  if (fields['checkpoint'] !== undefined) job.lastCheckpoint = JSON.parse(fields['checkpoint']) as JsonValue;
+  const checkpoint = fields['checkpoint'];
+  if (checkpoint !== undefined) job.lastCheckpoint = readJson(checkpoint, 'job checkpoint');
   return job;
 }
 
@@ -165,23 +239,23 @@ export function decodeJob(hash: FlatHash | Record<string, string>): Job | undefi
  * lease expires at, body, enqueued at, errors, error, checkpoint}): an active
  * job has no result, completion, retry time, dead-letter mark or progress yet.
  */
-export function decodeClaimedJob(reply: readonly string[], workerId: string, leaseNonce: string, now: number): Job {
-  const attempt = Number(reply[1]);
-  const job = jobFrom(JSON.parse(reply[3]!) as JobBody, 'active', attempt, reply[5]);
+export function decodeClaimedJob(reply: unknown, workerId: string, leaseNonce: string, now: number): Job {
+  const [, attemptValue, expiresAt, bodyValue, enqueuedAt, errorsValue, errorValue, checkpointValue] = readArray(reply, 'claimed job');
+  const attempt = readInteger(attemptValue, 'claimed job attempt');
+  const errors = readString(errorsValue, 'claimed job errors');
+  const error = readString(errorValue, 'claimed job error');
+  const checkpoint = readString(checkpointValue, 'claimed job checkpoint');
+  const job = jobFrom(readBody(readString(bodyValue, 'claimed job body')), 'active', attempt, errors);
   job.startedAt = now;
-  job.enqueuedAt = optionalNumber(reply[4]);
-  if (reply[6]) job.error = normalizeError(JSON.parse(reply[6]) as JobError);
-  if (reply[7]) job.lastCheckpoint = JSON.parse(reply[7]) as JsonValue;
-  job.lease = { workerId, token: leaseToken(leaseNonce, attempt), expiresAt: Number(reply[2]), renewedAt: now, isConfirmed: false };
+  job.enqueuedAt = readOptionalNumberText(readString(enqueuedAt, 'claimed job enqueuedAt'), 'claimed job enqueuedAt');
+  if (error !== '') job.error = readJobError(readJson(error, 'claimed job error'), 'claimed job error');
+  if (checkpoint !== '') job.lastCheckpoint = readJson(checkpoint, 'claimed job checkpoint');
+  job.lease = {
+    workerId,
+    token: leaseToken(leaseNonce, attempt),
+    expiresAt: readInteger(expiresAt, 'claimed job lease expiry'),
+    renewedAt: now,
+    isConfirmed: false,
+  };
   return job;
-}
-
-/** Errors written by a script (expiry) carry no backtrace. */
-function normalizeError(error: JobError): JobError {
-  return error.backtrace === undefined ? { ...error, backtrace: [] } : error;
-}
-
-/** The JSON a script stores for an outcome's error, history and result. */
-export function encodeJson(value: unknown): string {
-  return value === undefined ? '' : JSON.stringify(value);
 }

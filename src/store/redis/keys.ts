@@ -15,6 +15,7 @@ export class RedisKeys {
   readonly expiries: string;
   readonly leases: string;
   readonly seq: string;
+  /** The names of the queues that hold jobs, all with score 0: read by name with ZRANGEBYLEX. */
   readonly queues: string;
   readonly counts: string;
   readonly workers: string;
@@ -23,6 +24,8 @@ export class RedisKeys {
   readonly finished: string;
   readonly channel: string;
   readonly timeouts: string;
+  /** Worker ids, all with score 0: read by id with ZRANGEBYLEX (the `workers` set orders them by last beat). */
+  readonly workerIds: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -40,22 +43,7 @@ export class RedisKeys {
     this.finished = `${prefix}:finished:`;
     this.channel = `${prefix}:signals`;
     this.timeouts = `${prefix}:timeouts`;
-  }
-
-  jobKey(jobId: string): string {
-    return this.job + jobId;
-  }
-
-  workerKey(workerId: string): string {
-    return this.worker + workerId;
-  }
-
-  heldKey(workerId: string): string {
-    return this.held + workerId;
-  }
-
-  countsKey(queue: string): string {
-    return this.counts + queue;
+    this.workerIds = `${prefix}:worker-ids`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -75,6 +63,15 @@ export class RedisKeys {
       this.finished,
       this.channel,
       this.timeouts,
+      this.workerIds,
     ];
+  }
+
+  /**
+   * A SCAN pattern matching every key of the deployment (the audit walks
+   * them), with the glob characters of the prefix escaped.
+   */
+  scanPattern(): string {
+    return `${this.prefix.replace(/[\\*?[\]]/g, (c) => `\\${c}`)}:*`;
   }
 }

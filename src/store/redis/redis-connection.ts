@@ -19,16 +19,19 @@ function reconnectDelay(attempt: number): number {
  * fails at once (no offline queue) so that RPCs answer UNAVAILABLE instead
  * of hanging, and a script that was in flight when the connection dropped
  * is never sent again: scripts are not idempotent (a resent enqueue would
- * report its own jobs as duplicates).
+ * report its own jobs as duplicates). A call Redis does not answer within
+ * `commandTimeoutMs` (a stuck or overloaded server) fails as UNAVAILABLE.
  */
-const COMMAND_OPTIONS: RedisOptions = {
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 0,
-  autoResendUnfulfilledCommands: false,
-  commandTimeout: 5_000,
-  retryStrategy: reconnectDelay,
-  lazyConnect: true,
-};
+function commandOptions(commandTimeoutMs: number): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: commandTimeoutMs,
+    retryStrategy: reconnectDelay,
+    lazyConnect: true,
+  };
+}
 
 /** Subscriptions queue until connected and are restored after every reconnect. */
 const SUBSCRIBER_OPTIONS: RedisOptions = {
@@ -43,9 +46,9 @@ const SUBSCRIBER_OPTIONS: RedisOptions = {
  * rediss://... for TLS, or redis+cluster://[user:password@]host:port,host:port
  * for Redis Cluster (any reachable nodes; the rest is discovered).
  */
-export function openRedis(url: string): RedisConnection {
+export function openRedis(url: string, commandTimeoutMs: number): RedisConnection {
   if (!url.startsWith(CLUSTER_SCHEME)) {
-    return { command: new Redis(url, COMMAND_OPTIONS), subscriber: new Redis(url, SUBSCRIBER_OPTIONS) };
+    return { command: new Redis(url, commandOptions(commandTimeoutMs)), subscriber: new Redis(url, SUBSCRIBER_OPTIONS) };
   }
   const rest = url.slice(CLUSTER_SCHEME.length);
   const at = rest.lastIndexOf('@');
@@ -66,5 +69,5 @@ export function openRedis(url: string): RedisConnection {
       clusterRetryStrategy: reconnectDelay,
       redisOptions: { ...options, ...auth, lazyConnect: false },
     });
-  return { command: cluster(COMMAND_OPTIONS), subscriber: cluster(SUBSCRIBER_OPTIONS) };
+  return { command: cluster(commandOptions(commandTimeoutMs)), subscriber: cluster(SUBSCRIBER_OPTIONS) };
 }

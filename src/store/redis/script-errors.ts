@@ -8,6 +8,7 @@ import {
   jobNotFound,
   leaseNotHeld,
   OjsError,
+  storeFull,
   workerNotFound,
   type LeaseProblem,
 } from '../../domain/errors';
@@ -23,12 +24,13 @@ export interface ScriptRefusal {
   wanted?: string;
 }
 
-const LEASE_PROBLEMS: ReadonlySet<string> = new Set<LeaseProblem>(['not_active', 'other_worker', 'stale_lease']);
+const LEASE_PROBLEMS = ['not_active', 'other_worker', 'stale_lease'] as const satisfies readonly LeaseProblem[];
 
 /** The one switch from script status codes to OjsErrors. */
 export function refusalError(refusal: ScriptRefusal): OjsError {
   const { status, jobId = '', workerId = '', state = '' } = refusal;
-  if (LEASE_PROBLEMS.has(status)) return leaseNotHeld(jobId, status as LeaseProblem, state);
+  const leaseProblem = LEASE_PROBLEMS.find((problem) => problem === status);
+  if (leaseProblem !== undefined) return leaseNotHeld(jobId, leaseProblem, state);
   switch (status) {
     case 'not_found':
       return jobId !== '' ? jobNotFound(jobId) : workerNotFound(workerId);
@@ -42,12 +44,34 @@ export function refusalError(refusal: ScriptRefusal): OjsError {
 }
 
 /**
- * A failed Redis call as an OjsError: a reply error is a bug (INTERNAL);
- * anything else (connection refused or lost, timeout, offline) means Redis
- * is unavailable, which clients may retry.
+ * Redis refusals that say Redis cannot serve now but may soon: a script
+ * running too long (BUSY), a dataset loading after a restart (LOADING), a
+ * replica or a cluster in failover (READONLY, MASTERDOWN, CLUSTERDOWN,
+ * TRYAGAIN), too few replicas for a write (NOREPLICAS).
+ */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  'BUSY',
+  'LOADING',
+  'READONLY',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'NOREPLICAS',
+]);
+
+/**
+ * A failed Redis call as an OjsError, in one switch over what Redis said:
+ * - OOM: Redis reached maxmemory; the store is full (retryable RESOURCE_EXHAUSTED);
+ * - a refusal of UNAVAILABLE_CODES: unavailable, clients may retry;
+ * - any other reply error (a script's BADARG among them): a bug, `backend_error` with the reply as its cause;
+ * - anything else (connection refused or lost, a timeout, offline): unavailable.
  */
 export function redisFailure(error: unknown): OjsError {
   if (error instanceof OjsError) return error;
-  if (error instanceof (ReplyError as new () => Error)) return new OjsError('backend_error', 'Redis refused a command', { cause: error });
-  return backendUnavailable('Redis', error);
+  if (!(error instanceof ReplyError) || !(error instanceof Error)) return backendUnavailable('Redis', error);
+  // A reply error starts with its code: "OOM command not allowed when used memory > 'maxmemory'."
+  const code = error.message.split(' ', 1)[0] ?? '';
+  if (code === 'OOM') return storeFull('redis_maxmemory', 'Redis reached its maxmemory limit', error);
+  if (UNAVAILABLE_CODES.has(code)) return backendUnavailable('Redis', error);
+  return new OjsError('backend_error', 'Redis refused a command', { cause: error });
 }

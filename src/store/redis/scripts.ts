@@ -1,61 +1,87 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
 import { projectRoot } from '../../project-root';
+import { ackScript } from './scripts/ack';
+import { auditScript } from './scripts/audit';
+import { cancelScript } from './scripts/cancel';
+import { claimScript } from './scripts/claim';
+import { directWorkerScript } from './scripts/direct-worker';
+import { discardWaitingScript } from './scripts/discard-waiting';
+import { enqueueScript } from './scripts/enqueue';
+import { extendLeaseScript } from './scripts/extend-lease';
+import { failScript } from './scripts/fail';
+import { findExpiredLeasesScript } from './scripts/find-expired-leases';
+import { findExpiredWaitingScript } from './scripts/find-expired-waiting';
+import { findSilentWorkersScript } from './scripts/find-silent-workers';
+import { getJobsScript } from './scripts/get-jobs';
+import { getWorkerScript } from './scripts/get-worker';
+import { listActiveHeartbeatsScript } from './scripts/list-active-heartbeats';
+import { listQueuesScript } from './scripts/list-queues';
+import { listWorkersScript } from './scripts/list-workers';
+import { makeAvailableScript } from './scripts/make-available';
+import { promoteDueScript } from './scripts/promote-due';
+import { pruneTerminalScript } from './scripts/prune-terminal';
+import { recordBeatScript } from './scripts/record-beat';
+import { recordProgressScript } from './scripts/record-progress';
+import { recoverScript } from './scripts/recover';
+import { registerWorkerScript } from './scripts/register-worker';
+import { releaseUndeliveredScript } from './scripts/release-undelivered';
+import { removeWorkerScript } from './scripts/remove-worker';
+import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 
-/** Every script, named after its file in lua/ (one atomic transition per file). */
-export const SCRIPT_NAMES = [
-  'enqueue',
-  'claim',
-  'settle',
-  'release-undelivered',
-  'extend-lease',
-  'record-progress',
-  'cancel',
-  'activate',
-  'retry',
-  'promote-due',
-  'find-expired-waiting',
-  'discard-waiting',
-  'take-soft-timeouts',
-  'find-expired-leases',
-  'list-active-heartbeats',
-  'prune-terminal',
-  'register-worker',
-  'read-workers',
-  'record-beat',
-  'direct-worker',
-  'queue-counts',
+/**
+ * Every script the store runs: one per operation, each declared in
+ * scripts/<name>.ts beside lua/<name>.lua. A unit test checks that every
+ * .lua file is declared here and every declaration has its file.
+ */
+export const SCRIPTS = [
+  enqueueScript,
+  getJobsScript,
+  claimScript,
+  releaseUndeliveredScript,
+  ackScript,
+  failScript,
+  recoverScript,
+  extendLeaseScript,
+  recordProgressScript,
+  cancelScript,
+  makeAvailableScript,
+  promoteDueScript,
+  findExpiredWaitingScript,
+  discardWaitingScript,
+  takeSoftTimeoutsScript,
+  findExpiredLeasesScript,
+  listActiveHeartbeatsScript,
+  pruneTerminalScript,
+  registerWorkerScript,
+  getWorkerScript,
+  listWorkersScript,
+  findSilentWorkersScript,
+  recordBeatScript,
+  directWorkerScript,
+  removeWorkerScript,
+  listQueuesScript,
+  auditScript,
 ] as const;
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 /** Where the .lua files live (read from src/ in both source and compiled runs). */
 export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
-const LIBRARY = 'lib/ojs.lua';
-
-/** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 14;
-
-const commandName = (name: ScriptName): string => `ojs_${name.replace(/-/g, '_')}`;
-
-/** A script's source: the shared helper library, then the script itself. */
-export function scriptSource(name: ScriptName): string {
-  return `${readFileSync(join(LUA_DIR, LIBRARY), 'utf8')}\n${readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8')}`;
-}
-
-export type ScriptArg = string | number;
-export type ScriptRunner = (name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]) => Promise<unknown>;
 
 /**
- * Registers every script on the client (ioredis sends EVALSHA and falls back
- * to EVAL when Redis does not know the script yet, e.g. after a restart) and
- * returns a function that runs one.
+ * The libraries every script starts with, in order: the rules generated
+ * from the domain (tools/generate-lua-prelude.ts), then the shared helpers.
  */
-export function defineScripts(redis: Redis | Cluster): ScriptRunner {
-  for (const name of SCRIPT_NAMES) {
-    redis.defineCommand(commandName(name), { numberOfKeys: SCRIPT_KEY_COUNT, lua: scriptSource(name) });
-  }
-  // ioredis adds defined commands as methods at run time; this view gives them a type.
-  const commands = redis as unknown as Record<string, (...args: ScriptArg[]) => Promise<unknown>>;
-  return (name, keys, args) => commands[commandName(name)]!.call(redis, ...keys, ...args);
+export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/ojs.lua'] as const;
+
+/** The number of KEYS every script receives (RedisKeys.scriptKeys). */
+export const SCRIPT_KEY_COUNT = 15;
+
+/** The text of the libraries every script starts with. */
+export function libraryPrelude(): string {
+  return LUA_LIBRARIES.map((file) => readFileSync(join(LUA_DIR, file), 'utf8')).join('\n');
+}
+
+/** A script's source: the libraries, then the script itself. */
+export function scriptSource(name: string): string {
+  return `${libraryPrelude()}\n${readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8')}`;
 }

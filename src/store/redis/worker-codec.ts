@@ -1,12 +1,13 @@
-import { desiredState, type Worker, type WorkerRegistration, type WorkerState } from '../../domain/worker';
-import { fromFlatHash, toPairs, type FlatHash } from './hash-fields';
+import { desiredState, NEXT_WORKER_STATES, type Worker, type WorkerRegistration } from '../../domain/worker';
+import { readJson, readJsonArray, readJsonObject, readKeyOf, readNumber, readOptionalNumberText, readString } from './reply';
 
 /**
- * A worker as a Redis hash: the registration as JSON, and the scalar fields
- * scripts compare and set. `desired` is stored (computed by the domain) so
- * that the claim script never re-implements the desired-state rule.
+ * A new worker's hash fields, as register-worker.lua takes them: the
+ * registration as JSON, and the scalar fields scripts compare and set.
+ * `desired` is stored (computed by the domain) so that the claim script
+ * never re-implements the desired-state rule.
  */
-export function newWorkerPairs(worker: Worker): string[] {
+export function newWorkerFields(worker: Worker) {
   const registration: WorkerRegistration = {
     workerId: worker.workerId,
     hostname: worker.hostname,
@@ -16,7 +17,7 @@ export function newWorkerPairs(worker: Worker): string[] {
     labels: worker.labels,
   };
   if (worker.startedAt !== undefined) registration.startedAt = worker.startedAt;
-  return toPairs({
+  return {
     registration: JSON.stringify(registration),
     concurrency: worker.concurrency,
     registeredAt: worker.registeredAt,
@@ -26,20 +27,37 @@ export function newWorkerPairs(worker: Worker): string[] {
     lastBeatAt: worker.lastBeatAt,
     lastSequence: worker.lastSequence,
     reportedJobIds: JSON.stringify(worker.reportedJobIds),
-  });
+  };
 }
 
-export function decodeWorker(hash: FlatHash): Worker {
-  const fields = fromFlatHash(hash);
-  const registration = JSON.parse(fields['registration']!) as WorkerRegistration;
-  const worker: Worker = {
-    ...registration,
-    registeredAt: Number(fields['registeredAt']),
-    state: fields['state'] as WorkerState,
-    lastBeatAt: Number(fields['lastBeatAt']),
-    lastSequence: Number(fields['lastSequence'] ?? 0),
-    reportedJobIds: JSON.parse(fields['reportedJobIds'] ?? '[]') as string[],
+function readRegistration(text: string): WorkerRegistration {
+  const fields = readJsonObject(readJson(text, 'worker registration'), 'worker registration');
+  const strings = (name: string): string[] =>
+    readJsonArray(fields[name], `worker ${name}`).map((item, i) => readString(item, `worker ${name}[${i}]`));
+  const registration: WorkerRegistration = {
+    workerId: readString(fields['workerId'], 'worker id'),
+    hostname: readString(fields['hostname'], 'worker hostname'),
+    pid: readNumber(fields['pid'], 'worker pid'),
+    queues: strings('queues'),
+    concurrency: readNumber(fields['concurrency'], 'worker concurrency'),
+    labels: strings('labels'),
   };
-  if (fields['directive'] !== undefined) worker.directive = fields['directive'] as WorkerState;
+  if (fields['startedAt'] !== undefined) registration.startedAt = readNumber(fields['startedAt'], 'worker startedAt');
+  return registration;
+}
+
+/** A worker from its hash (as read by readFlatHash). */
+export function decodeWorker(fields: Readonly<Record<string, string>>): Worker {
+  const number = (name: string): number => readOptionalNumberText(fields[name], `worker field ${name}`) ?? 0;
+  const reported = readJsonArray(readJson(fields['reportedJobIds'] ?? '[]', 'worker reportedJobIds'), 'worker reportedJobIds');
+  const worker: Worker = {
+    ...readRegistration(readString(fields['registration'], 'worker registration')),
+    registeredAt: number('registeredAt'),
+    state: readKeyOf(fields['state'], NEXT_WORKER_STATES, 'worker state'),
+    lastBeatAt: number('lastBeatAt'),
+    lastSequence: number('lastSequence'),
+    reportedJobIds: reported.map((id, i) => readString(id, `worker reportedJobIds[${i}]`)),
+  };
+  if (fields['directive'] !== undefined) worker.directive = readKeyOf(fields['directive'], NEXT_WORKER_STATES, 'worker directive');
   return worker;
 }

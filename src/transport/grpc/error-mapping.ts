@@ -25,28 +25,54 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, Status>> = {
   backend_error: Status.INTERNAL,
 };
 
-/** An OjsError as a gRPC error with google.rpc.ErrorInfo (and BadRequest for bad fields). */
+/**
+ * An error travels in gRPC trailers, which clients cap at a few kilobytes
+ * (grpc-js 8 KiB, grpc-go 16 KiB; the message is percent-encoded, so it may
+ * triple): a status past that is never delivered and the call hangs. These
+ * bound what one error carries, whatever the request was.
+ */
+const MESSAGE_MAX_CHARS = 1_000;
+const FIELD_VIOLATIONS_MAX = 10;
+const VIOLATION_TEXT_MAX_CHARS = 200;
+
+function shorten(text: string, maxChars: number): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 3)}...`;
+}
+
+/** An OjsError as a gRPC error with google.rpc.ErrorInfo (and BadRequest for bad fields), within the trailer budget. */
 export function toRichServerError(error: OjsError): RichServerError {
-  const details: ErrorDetails[] = [
-    ErrorInfo.fromPartial({
-      reason: error.code,
-      domain: ERROR_DOMAIN,
-      metadata: { ...error.metadata, retryable: String(error.retryable) },
-    }),
-  ];
-  if (error.fieldViolations.length > 0) {
-    details.push(BadRequest.fromPartial({ fieldViolations: error.fieldViolations.map((v) => ({ ...v })) }));
+  const metadata: Record<string, string> = { retryable: String(error.retryable) };
+  for (const [key, value] of Object.entries(error.metadata)) metadata[key] = shorten(value, VIOLATION_TEXT_MAX_CHARS);
+  const details: ErrorDetails[] = [ErrorInfo.fromPartial({ reason: error.code, domain: ERROR_DOMAIN, metadata })];
+  const violations = error.fieldViolations.slice(0, FIELD_VIOLATIONS_MAX);
+  if (violations.length > 0) {
+    details.push(
+      BadRequest.fromPartial({
+        fieldViolations: violations.map((v) => ({
+          field: shorten(v.field, VIOLATION_TEXT_MAX_CHARS),
+          description: shorten(v.description, VIOLATION_TEXT_MAX_CHARS),
+        })),
+      }),
+    );
   }
-  return new RichServerError(STATUS_BY_CODE[error.code], error.message, details);
+  const more = error.fieldViolations.length - violations.length;
+  const message =
+    more > 0 ? `${shorten(error.message, MESSAGE_MAX_CHARS - 40)} (and ${more} more problems)` : shorten(error.message, MESSAGE_MAX_CHARS);
+  return new RichServerError(STATUS_BY_CODE[error.code], message, details);
 }
 
 /**
  * Maps whatever a handler threw to what the client sees. OjsErrors carry
- * their code; gRPC errors and cancellations pass through; anything else is
- * a bug, logged here and reported as INTERNAL without internals.
+ * their code (backend errors are logged with their cause); gRPC errors and
+ * cancellations pass through; anything else is a bug, logged here and
+ * reported as INTERNAL without internals.
  */
 export function toClientError(error: unknown, method: string, logger: Logger): unknown {
-  if (error instanceof OjsError) return toRichServerError(error);
+  if (error instanceof OjsError) {
+    // A backend error is a bug or a refusal of the store: the client sees the code, the operator the cause.
+    if (error.code === 'backend_error') logger.error({ err: error, cause: error.cause, method }, 'the store refused a call');
+    return toRichServerError(error);
+  }
   if (error instanceof ServerError || isAbortError(error)) return error;
   logger.error({ err: error, method }, 'unexpected error while handling a call');
   return toRichServerError(new OjsError('backend_error', 'internal error'));

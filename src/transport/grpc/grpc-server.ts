@@ -5,6 +5,8 @@ import type { Application } from '../../app/application';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
+import { FramedFetchResponseType } from './fetch-framing';
+import { guardDecoding } from './guarded-decoding';
 import { JobServiceHandlers } from './job-service';
 import { OperatorServiceHandlers } from './operator-service';
 import { reflectionServices } from './reflection';
@@ -36,6 +38,15 @@ export interface GrpcServer {
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
+/** WorkerService as served: Fetch messages carry deliveries encoded once, when they were measured (fetch-framing.ts). */
+const workerServiceDefinition = {
+  ...WorkerServiceDefinition,
+  methods: {
+    ...WorkerServiceDefinition.methods,
+    fetch: { ...WorkerServiceDefinition.methods.fetch, responseType: FramedFetchResponseType },
+  },
+};
+
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
   const terminator = terminatorMiddleware();
   const server = createServer({
@@ -50,11 +61,11 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
 
   const health = HealthState();
   const workerService = new WorkerServiceHandlers(app);
-  server.add(WorkerServiceDefinition, workerService);
-  server.add(JobServiceDefinition, new JobServiceHandlers(app));
+  server.add(guardDecoding(workerServiceDefinition), workerService);
+  server.add(guardDecoding(JobServiceDefinition), new JobServiceHandlers(app));
   const operatorService = new OperatorServiceHandlers(app);
-  server.add(OperatorServiceDefinition, operatorService);
-  server.add(HealthDefinition, HealthServiceImpl(health));
+  server.add(guardDecoding(OperatorServiceDefinition), operatorService);
+  server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
   const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
   for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
     server.add(definition, implementation);

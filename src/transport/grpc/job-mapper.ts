@@ -1,7 +1,7 @@
 import type { Job, JobError } from '../../domain/job';
-import type { FailureReport } from '../../domain/job-error';
-import type { JsonValue } from '../../domain/json';
+import { assertField } from '../../domain/errors';
 import type { JobSubmission } from '../../domain/job-submission';
+import type { FailureReportInput } from '../../domain/settlement-checks';
 import { visibilityDeadline } from '../../domain/lease';
 import {
   DEFAULT_RETRY_POLICY,
@@ -16,17 +16,10 @@ import { fromProtoHandlerCode, fromProtoOnExhaustion, toProtoHandlerCode, toProt
 import { fromDate, toDate } from './time-mapping';
 
 /**
- * The JSON a google.protobuf.Value field carries. ts-proto types such fields
- * as `any`, but its Value.unwrap only builds JSON values: null, numbers,
- * strings, booleans, and arrays and objects of them.
+ * Reads the producer-settable fields of an envelope; system-managed ones are
+ * dropped here. Values are passed on as decoded: the domain checks them.
  */
-export function fromProtoValue(value: unknown): JsonValue {
-  // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- ts-proto types google.protobuf.Value as any; Value.unwrap yields only JSON values
-  return value as JsonValue;
-}
-
-/** Reads the producer-settable fields of an envelope; system-managed ones are dropped here. */
-export function toSubmission(job: ProtoJob): JobSubmission {
+export function toSubmission(job: ProtoJob, index: number): JobSubmission {
   const submission: JobSubmission = {
     specversion: job.specversion,
     id: job.id,
@@ -45,11 +38,11 @@ export function toSubmission(job: ProtoJob): JobSubmission {
   if (job.meta !== undefined) submission.meta = job.meta;
   if (job.scheduledAt !== undefined) submission.scheduledAt = fromDate(job.scheduledAt)!;
   if (job.expiresAt !== undefined) submission.expiresAt = fromDate(job.expiresAt)!;
-  if (job.retry !== undefined) submission.retry = toRetryInput(job.retry);
+  if (job.retry !== undefined) submission.retry = toRetryInput(job.retry, `jobs[${index}].retry`);
   return submission;
 }
 
-function toRetryInput(retry: ProtoRetryPolicy): RetryPolicyInput {
+function toRetryInput(retry: ProtoRetryPolicy, path: string): RetryPolicyInput {
   const input: RetryPolicyInput = {};
   if (retry.maxAttempts !== undefined) input.maxAttempts = retry.maxAttempts;
   if (retry.initialInterval !== undefined) input.initialInterval = retry.initialInterval;
@@ -59,19 +52,24 @@ function toRetryInput(retry: ProtoRetryPolicy): RetryPolicyInput {
   if (retry.nonRetryableErrors.length > 0) input.nonRetryableErrors = retry.nonRetryableErrors;
   const onExhaustion = fromProtoOnExhaustion(retry.onExhaustion);
   if (onExhaustion !== undefined) input.onExhaustion = onExhaustion;
+  else assertField(`${path}.on_exhaustion`, unknownEnumProblem(retry.onExhaustion));
   return input;
 }
 
-export function toFailureReport(error: ProtoJobError | undefined): FailureReport {
-  const report: FailureReport = {
-    type: error?.type ?? '',
-    message: error?.message ?? '',
-    backtrace: error?.backtrace ?? [],
-  };
-  const code = error === undefined ? undefined : fromProtoHandlerCode(error.code);
+/** A failure as a worker reports it; `path` names the error field in the request. */
+export function toFailureReport(error: ProtoJobError | undefined, path: string): FailureReportInput {
+  const report: FailureReportInput = { type: error?.type ?? '', message: error?.message ?? '', backtrace: error?.backtrace ?? [] };
+  if (error === undefined) return report;
+  const code = fromProtoHandlerCode(error.code);
   if (code !== undefined) report.code = code;
-  if (error?.details !== undefined) report.details = error.details;
+  else assertField(`${path}.code`, unknownEnumProblem(error.code));
+  if (error.details !== undefined) report.details = error.details;
   return report;
+}
+
+/** An enum field's value is 0 (unspecified) or one the contract names; anything else is refused. */
+function unknownEnumProblem(value: number): string | undefined {
+  return value === 0 ? undefined : `${value} is not a value of this enum`;
 }
 
 export function toProtoJob(job: Job): ProtoJob {

@@ -16,10 +16,13 @@ export class JobServiceHandlers implements JobServiceImplementation {
   constructor(private readonly app: Application) {}
 
   async enqueue(request: EnqueueRequest, context: CallContext) {
-    const jobs = await this.app.jobs.enqueue(request.jobs.map(toSubmission), {
-      pending: request.pending,
-      trace: traceContextOf(context),
-    });
+    const jobs = await this.app.jobs.enqueue(
+      request.jobs.map((job, i) => toSubmission(job, i)),
+      {
+        pending: request.pending,
+        trace: traceContextOf(context),
+      },
+    );
     return { jobs: jobs.map(toProtoJob) };
   }
 

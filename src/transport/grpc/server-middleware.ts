@@ -1,21 +1,32 @@
-import type { CallContext, ServerMiddleware } from 'nice-grpc';
+import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-grpc';
+import { invalidRequest } from '../../domain/errors';
 import type { Logger } from '../../app/ports';
 import { toClientError } from './error-mapping';
+import { UndecodableRequest } from './guarded-decoding';
 
 /**
  * Wraps every call: echoes x-ojs-request-id and announces the server version
- * (ojs-grpc-binding section 9), and turns whatever a handler throws into the
- * client-facing error.
+ * (ojs-grpc-binding section 9), refuses requests whose bytes did not decode,
+ * and turns whatever a handler throws into the client-facing error.
  */
 export function ojsServerMiddleware(logger: Logger, serverVersion: string): ServerMiddleware {
-  return async function* ojsMiddleware(call, context: CallContext) {
+  return async function* ojsMiddleware<Request, Response>(call: ServerMiddlewareCall<Request, Response>, context: CallContext) {
     const requestId = context.metadata.get('x-ojs-request-id');
     if (requestId !== undefined) context.header.set('x-ojs-request-id', requestId);
     context.header.set('x-ojs-server-version', serverVersion);
     try {
-      return yield* call.next(call.request, context);
+      return yield* call.next(call.requestStream ? decodedStream(call.request) : decoded(call.request), context);
     } catch (error) {
       throw toClientError(error, call.method.path, logger);
     }
   };
+}
+
+function decoded<Request>(request: Request): Request {
+  if (request instanceof UndecodableRequest) throw invalidRequest('request', `the message could not be decoded (${request.reason})`);
+  return request;
+}
+
+async function* decodedStream<Request>(requests: AsyncIterable<Request>): AsyncGenerator<Request> {
+  for await (const request of requests) yield decoded(request);
 }

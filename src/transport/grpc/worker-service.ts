@@ -1,9 +1,10 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
-import { invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
-import type { ProgressUpdate } from '../../domain/progress';
+import { assertField, invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
+import type { ProgressInput } from '../../domain/progress';
+import { workerIdProblem } from '../../domain/identifiers';
+import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
 import type { WorkerState } from '../../domain/worker';
-import { requireField } from '../../app/require-field';
 import type { SettlementOutcome } from '../../store/job-store';
 import {
   type AckBatchRequest,
@@ -25,7 +26,8 @@ import { JobState as ProtoJobState } from '../../../gen/ojs/server/v1/job';
 import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
 import { shuttingDown } from './shutting-down';
-import { fromProtoValue, toDelivery, toFailureReport } from './job-mapper';
+import { toDelivery, toFailureReport } from './job-mapper';
+import { frameDeliveries } from './fetch-framing';
 import { fromDuration, toDate, toDuration } from './time-mapping';
 
 /**
@@ -69,15 +71,17 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   }
 
   async *fetch(request: FetchRequest, context: CallContext): AsyncGenerator<FetchResponse> {
-    const session = await this.app.streams.openFetch(requireField('worker_id', request.workerId), request.queues);
+    const maxWaitMs = fromDuration(request.maxWait) ?? 0;
+    const session = await this.app.streams.openFetch(request.workerId, request.queues, maxWaitMs);
     const endOnAbort = (): void => session.end('client_cancelled');
     context.signal.addEventListener('abort', endOnAbort);
     const keepalive = setInterval(() => session.keepalive(), this.app.context.settings.streamKeepaliveMs);
-    const maxWaitMs = fromDuration(request.maxWait) ?? 0;
     const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
     try {
       for await (const jobs of this.app.streams.deliveries(session)) {
-        yield { deliveries: jobs.map(toDelivery), serverTime: this.now() };
+        const serverTime = this.now();
+        if (jobs.length === 0) yield { deliveries: [], serverTime };
+        else yield* frameDeliveries(jobs.map(toDelivery), serverTime, DELIVERY_BUDGET_BYTES);
       }
       if (session.endReason === 'server_shutdown') throw shuttingDown();
     } finally {
@@ -89,11 +93,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
 
   async ack(request: AckRequest) {
     const [outcome] = await this.app.settlement.ack(request.workerId, [
-      {
-        jobId: request.jobId,
-        leaseToken: request.leaseToken,
-        result: request.result === undefined ? undefined : fromProtoValue(request.result),
-      },
+      { jobId: request.jobId, leaseToken: request.leaseToken, result: request.result },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return {};
@@ -106,14 +106,18 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
 
   async fail(request: FailRequest) {
     const [outcome] = await this.app.settlement.fail(request.workerId, [
-      { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error) },
+      { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error, 'error') },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return { state: toProtoJobState(outcome!.transition.to), nextRetryAt: toDate(outcome!.nextRetryAt) };
   }
 
   async failBatch(request: FailBatchRequest) {
-    const items = request.failures.map((f) => ({ jobId: f.jobId, leaseToken: f.leaseToken, report: toFailureReport(f.error) }));
+    const items = request.failures.map((f, i) => ({
+      jobId: f.jobId,
+      leaseToken: f.leaseToken,
+      report: toFailureReport(f.error, `failures[${i}].error`),
+    }));
     const outcomes = await this.app.settlement.fail(request.workerId, items);
     return { results: outcomes.map((outcome, i) => toSettlementResult(items[i]!.jobId, outcome)) };
   }
@@ -124,10 +128,8 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   }
 
   async reportProgress(request: ReportProgressRequest) {
-    const update: ProgressUpdate = {};
+    const update: ProgressInput = { data: request.data, checkpoint: request.checkpoint };
     if (request.progress !== undefined) update.progress = request.progress;
-    if (request.data !== undefined) update.data = request.data;
-    if (request.checkpoint !== undefined) update.checkpoint = fromProtoValue(request.checkpoint);
     const outcome = await this.app.settlement.reportProgress(request.workerId, request.jobId, request.leaseToken, update);
     return { applied: outcome.applied, leaseExpiresAt: toDate(outcome.leaseExpiresAt) };
   }
@@ -162,7 +164,8 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     const readBeats = async (): Promise<void> => {
       for await (const request of requests) {
         if (stream.workerId === '') {
-          stream.workerId = requireField('worker_id', request.workerId);
+          assertField('worker_id', workerIdProblem(request.workerId));
+          stream.workerId = request.workerId;
           stream.detach = this.app.streams.attachBeat(stream.workerId, {
             directed: (state) => push(state),
             cancelled: (jobIds) => push(stream.state, { cancelled: jobIds }),

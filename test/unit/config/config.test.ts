@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, SETTINGS } from '../../../src/config/config';
 import { parseDuration } from '../../../lib/duration';
+import { DEFAULT_MEMORY_STORE_LIMITS } from '../../../src/store/memory/memory-store-limits';
 import { projectRoot } from '../../../src/project-root';
 import { thrownBy } from '../../support/thrown';
 
@@ -26,6 +27,47 @@ describe('configuration', () => {
 
   it('refuses a heartbeat timeout shorter than three heartbeat intervals', () => {
     expect(() => loadConfig({ OJS_HEARTBEAT_INTERVAL: '5s', OJS_HEARTBEAT_TIMEOUT: '14s' }, [])).toThrow(/three heartbeat intervals/);
+  });
+
+  it('bounds the memory store by default, and reads its bounds with byte units', () => {
+    expect(loadConfig({}, []).backend).toEqual({ kind: 'memory', ...DEFAULT_MEMORY_STORE_LIMITS });
+    expect(loadConfig({ OJS_MEMORY_MAX_BYTES: '64KiB' }, ['--memory-max-jobs', '500']).backend).toEqual({
+      kind: 'memory',
+      maxJobs: 500,
+      maxBytes: 65_536,
+    });
+    const error = thrownBy(() => loadConfig({ OJS_MEMORY_MAX_JOBS: '0', OJS_MEMORY_MAX_BYTES: '512MB' }, []));
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringContaining('OJS_MEMORY_MAX_JOBS (--memory-max-jobs) must be a positive whole number'),
+      expect.stringContaining('OJS_MEMORY_MAX_BYTES (--memory-max-bytes) must be a positive size'),
+    ]);
+  });
+
+  it('limits jobs and results to 1 MiB by default, and refuses limits a delivery could not carry', () => {
+    expect(loadConfig({}, []).limits).toEqual({ maxJobBytes: 1_048_576, maxResultBytes: 1_048_576 });
+    expect(loadConfig({ OJS_MAX_JOB_BYTES: '2MiB' }, ['--max-result-bytes', '64KiB']).limits).toEqual({
+      maxJobBytes: 2_097_152,
+      maxResultBytes: 65_536,
+    });
+    const error = thrownBy(() => loadConfig({ OJS_MAX_JOB_BYTES: '3MiB' }, []));
+    expect((error as ConfigError).problems).toEqual([expect.stringContaining('a job and its result together may be at most')]);
+  });
+
+  it('reads how Redis is probed and how long its commands may take', () => {
+    expect(loadConfig({ OJS_BACKEND: 'redis' }, []).backend).toMatchObject({
+      pingIntervalMs: 1_000,
+      pingTimeoutMs: 1_000,
+      commandTimeoutMs: 5_000,
+    });
+    const config = loadConfig({ OJS_BACKEND: 'redis', OJS_REDIS_PING_INTERVAL: '250ms' }, [
+      '--redis-ping-timeout',
+      '2s',
+      '--redis-command-timeout',
+      '10s',
+    ]);
+    expect(config.backend).toMatchObject({ kind: 'redis', pingIntervalMs: 250, pingTimeoutMs: 2_000, commandTimeoutMs: 10_000 });
+    const error = thrownBy(() => loadConfig({ OJS_REDIS_COMMAND_TIMEOUT: 'never' }, []));
+    expect((error as ConfigError).problems).toEqual([expect.stringContaining('OJS_REDIS_COMMAND_TIMEOUT (--redis-command-timeout)')]);
   });
 
   it('reports every problem at once', () => {

@@ -1,6 +1,5 @@
 import { ERROR_HISTORY_LIMIT } from '../../../src/domain/job';
 import { appendError, BACKTRACE_MAX_CHARS, BACKTRACE_MAX_FRAMES, stampError } from '../../../src/domain/job-error';
-import { jsonProblem } from '../../../src/domain/json';
 import { leaseProblem } from '../../../src/domain/lease';
 
 describe('job errors', () => {
@@ -24,22 +23,6 @@ describe('job errors', () => {
     expect(history).toHaveLength(ERROR_HISTORY_LIMIT);
     expect(history[0]!.attempt).toBe(6);
     expect(history.at(-1)!.attempt).toBe(ERROR_HISTORY_LIMIT + 5);
-  });
-});
-
-describe('JSON-native values', () => {
-  it.each([null, 'a', 1.5, true, [1, [2]], { a: { b: null } }])('accepts %j', (value) => {
-    expect(jsonProblem(value)).toBeUndefined();
-  });
-
-  it.each([Number.NaN, Infinity, undefined, () => 1, [1, Number.NaN], { a: undefined }])('refuses %p', (value) => {
-    expect(jsonProblem(value)).toBeDefined();
-  });
-
-  it('refuses values nested deeper than 64 levels', () => {
-    let deep: unknown = 1;
-    for (let i = 0; i < 70; i++) deep = [deep];
-    expect(jsonProblem(deep)).toContain('nested deeper');
   });
 });
 

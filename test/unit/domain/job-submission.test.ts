@@ -1,5 +1,6 @@
-import { OjsError, type FieldViolation } from '../../../src/domain/errors';
-import { buildJob, buildJobs, type JobCreation, type JobSubmission } from '../../../src/domain/job-submission';
+import { OjsError } from '../../../src/domain/errors';
+import { DEFAULT_PAYLOAD_LIMITS } from '../../../src/domain/limits';
+import { buildJob, buildJobs, type JobCreation, type JobSubmission, type SubmissionProblems } from '../../../src/domain/job-submission';
 import { thrownBy } from '../../support/thrown';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
@@ -7,13 +8,15 @@ const creation: JobCreation = {
   now: NOW,
   newId: () => '01961234-5678-7abc-8ef0-123456789abc',
   defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
+  limits: DEFAULT_PAYLOAD_LIMITS,
   pending: false,
 };
 
 function build(submission: Partial<JobSubmission>, overrides: Partial<JobCreation> = {}) {
-  const violations: FieldViolation[] = [];
-  const job = buildJob({ type: 'email.send', args: [], ...submission }, { ...creation, ...overrides }, 'job', violations);
-  return { job, violations, fields: violations.map((v) => v.field) };
+  const problems: SubmissionProblems = { violations: [], oversized: [] };
+  const job = buildJob({ type: 'email.send', args: [], ...submission }, { ...creation, ...overrides }, 'job', problems);
+  const { violations } = problems;
+  return { job, violations, oversized: problems.oversized, fields: violations.map((v) => v.field) };
 }
 
 describe('building a job from a submission', () => {

@@ -1,7 +1,7 @@
 import { HandlerCode } from '../../../gen/ojs/server/v1/job';
 import { Backoff } from '../../../sdk/backoff';
 import { pid1Warning } from '../../../sdk/container';
-import { JobFailure, toJobError } from '../../../sdk/errors';
+import { failureForRefusedAck, failureForRefusedFail, JobFailure, sdkJobError, toJobError } from '../../../sdk/errors';
 import { compose, type Middleware } from '../../../sdk/middleware';
 import { resolveWorkerOptions } from '../../../sdk/worker-options';
 
@@ -43,6 +43,40 @@ describe('SDK building blocks', () => {
       code: HandlerCode.HANDLER_CODE_UNSPECIFIED,
     });
     expect(toJobError('plain')).toMatchObject({ type: 'Error', message: 'plain' });
+  });
+
+  it('fails a job whose result the server refused as too large, and only then', () => {
+    const refusal = {
+      ok: false,
+      code: 'result_too_large',
+      message: 'result of job j is 2000000 bytes; at most 1048576 are accepted',
+    } as const;
+    const failure = failureForRefusedAck(refusal);
+    expect(failure).toMatchObject({ type: 'result_too_large', code: HandlerCode.HANDLER_CODE_UNSPECIFIED });
+    expect(failure?.message).toMatch(
+      /larger than the server accepts \(result of job j is 2000000 bytes.*\); store large results elsewhere/,
+    );
+    expect(failureForRefusedAck({ ok: true })).toBeUndefined();
+    expect(failureForRefusedAck({ ok: false, code: 'invalid_state', message: 'lease not held' })).toBeUndefined();
+    expect(failureForRefusedAck({ ok: false, code: 'UNAVAILABLE', message: 'no connection' })).toBeUndefined();
+  });
+
+  it('reduces an error report the server refused for its content, keeping what it accepts', () => {
+    const report = { ...toJobError(new JobFailure('m'.repeat(5_000), { type: 'card.declined', code: 'discard', details: { big: 'x' } })) };
+    const tooLarge = { ok: false, code: 'payload_too_large', message: 'too large' } as const;
+    const reduced = failureForRefusedFail(tooLarge, report);
+    expect(reduced).toMatchObject({ type: 'card.declined', code: HandlerCode.HANDLER_CODE_DISCARD, backtrace: [], details: undefined });
+    expect(reduced?.message).toBe(`${'m'.repeat(1_000)} (the server refused the full error report: too large)`);
+    const badType = failureForRefusedFail(
+      { ok: false, code: 'invalid_request', message: 'error.type: ...' },
+      sdkJobError('t'.repeat(256), 'm'),
+    );
+    expect(badType?.type).toBe('error_report_refused');
+    expect(failureForRefusedFail({ ok: false, code: 'invalid_request', message: '' }, sdkJobError('a\nb', 'm'))?.type).toBe(
+      'error_report_refused',
+    );
+    expect(failureForRefusedFail({ ok: true }, report)).toBeUndefined();
+    expect(failureForRefusedFail({ ok: false, code: 'invalid_state', message: 'lease not held' }, report)).toBeUndefined();
   });
 
   it('warns only when not PID 1 inside a container', () => {

@@ -1,16 +1,25 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { OjsError } from '../../../src/domain/errors';
 import { RedisKeys } from '../../../src/store/redis/keys';
-import { LUA_DIR, SCRIPT_KEY_COUNT, SCRIPT_NAMES, scriptSource } from '../../../src/store/redis/scripts';
+import { appendBatch, arg } from '../../../src/store/redis/script';
+import { LUA_DIR, LUA_LIBRARIES, SCRIPT_KEY_COUNT, SCRIPTS, scriptSource } from '../../../src/store/redis/scripts';
 
 describe('the Redis script registry', () => {
   const files = readdirSync(LUA_DIR)
     .filter((file) => file.endsWith('.lua'))
     .map((file) => file.replace(/\.lua$/, ''))
     .toSorted();
+  const names = SCRIPTS.map((script) => script.name);
 
-  it('registers every .lua file, and every registration has a file', () => {
-    expect(SCRIPT_NAMES.toSorted()).toEqual(files);
+  it('declares every .lua file once, and every declaration has a file', () => {
+    expect(names.toSorted()).toEqual(files);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('declares each script in scripts/<name>.ts beside its file', () => {
+    const declarations = readdirSync(join(LUA_DIR, '..', 'scripts')).map((file) => file.replace(/\.ts$/, ''));
+    expect(declarations).toEqual(expect.arrayContaining(files));
   });
 
   it.each(files)('gives %s.lua a header naming its transition, preconditions and arguments', (name) => {
@@ -20,8 +29,21 @@ describe('the Redis script registry', () => {
     expect(header).toMatch(/Returns:/);
   });
 
-  it('prepends the helper library to every script', () => {
-    for (const name of SCRIPT_NAMES) expect(scriptSource(name)).toContain('local function enter(');
+  it.each(files)('has %s.lua read its arguments through the checking helpers only', (name) => {
+    const body = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8')
+      .split(']]')
+      .slice(1)
+      .join(']]');
+    // ARGV is read by lib/ojs.lua's arg* helpers, which refuse bad values before any write.
+    expect(body).not.toMatch(/ARGV\[/);
+  });
+
+  it('prepends the generated domain rules, then the helper library, to every script', () => {
+    expect(LUA_LIBRARIES).toEqual(['lib/domain.lua', 'lib/ojs.lua']);
+    for (const name of names) {
+      const source = scriptSource(name);
+      expect(source.indexOf('local NEXT_STATES')).toBeLessThan(source.indexOf('local function enter('));
+    }
   });
 
   it('passes every script the keys the library names, all in the prefix hash slot', () => {
@@ -29,5 +51,41 @@ describe('the Redis script registry', () => {
     expect(keys).toHaveLength(SCRIPT_KEY_COUNT);
     expect(keys.every((key) => key.startsWith('{ojs}:'))).toBe(true);
     expect(() => new RedisKeys('ojs')).toThrow(/hash tag/);
+  });
+
+  it('escapes the glob characters of the prefix in the audit scan pattern', () => {
+    expect(new RedisKeys('{ojs}').scanPattern()).toBe('{ojs}:*');
+    expect(new RedisKeys('{a*b}[x]?').scanPattern()).toBe('{a\\*b}\\[x\\]\\?:*');
+  });
+});
+
+describe('script argument encoders', () => {
+  const refused = (encode: () => unknown): OjsError | undefined => {
+    try {
+      encode();
+    } catch (error) {
+      if (error instanceof OjsError) return error;
+    }
+    return undefined;
+  };
+
+  it.each([Number.NaN, Infinity, -Infinity, 1.5, 2 ** 53])('refuses %p where an integer is meant', (value) => {
+    expect(refused(() => arg.int(value, 'now'))).toMatchObject({ code: 'backend_error' });
+  });
+
+  it('refuses NaN and the infinities where a number is meant, and empty or missing ids', () => {
+    expect(refused(() => arg.number(Number.NaN, 'progress'))).toMatchObject({ code: 'backend_error' });
+    expect(refused(() => arg.number(Infinity, 'progress'))).toMatchObject({ code: 'backend_error' });
+    expect(refused(() => arg.id('', 'job id'))).toMatchObject({ code: 'backend_error' });
+    expect(refused(() => arg.id(undefined as unknown as string, 'job id'))).toMatchObject({ code: 'backend_error' });
+    expect(arg.optionalInt(undefined, 'deadline')).toBe('');
+    expect(arg.number(0.25, 'progress')).toBe(0.25);
+  });
+
+  it('lays a batch out as count, stride, then each item in field order, without spreading it into a call', () => {
+    const items = Array.from({ length: 200_000 }, (_, i) => ({ id: `j${i}`, n: i }));
+    const args = appendBatch(['now'], ['n', 'id'] as const, items, (item) => ({ id: item.id, n: item.n }));
+    expect(args.slice(0, 7)).toEqual(['now', 200_000, 2, 0, 'j0', 1, 'j1']);
+    expect(args).toHaveLength(3 + 400_000);
   });
 });

@@ -4,13 +4,17 @@
   Post: the lease is renewed from `now` and confirmed (domain confirmedLease).
   ARGV: 1 now, 2 worker id, 3 job id, 4 lease token.
   Returns: {'ok', expires at} | {'not_found'} | {problem, current state}.
+  Atomic: one script; every argument is checked before the first write.
 ]]
-local id = ARGV[3]
-local key = K.job .. id
-local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken')
+argCount(4)
+local now = argNow(1)
+local workerId = argId(2)
+local id = argId(3)
+local token = argId(4)
+local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken')
 if not job[1] then return { 'not_found' } end
-local problem = leaseProblem(job[1], job[2], job[3], ARGV[2], ARGV[4])
+local problem = leaseProblem(job[1], job[2], job[3], workerId, token)
 if problem then return { problem, job[1] } end
-local expiresAt = renewLease(id, ARGV[1])
+local expiresAt = renewLease(id, now)
 finish()
 return { 'ok', int(expiresAt) }

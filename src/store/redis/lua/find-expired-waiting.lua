@@ -6,10 +6,14 @@
         what the domain decides).
   ARGV: 1 now, 2 limit.
   Returns: {job hash...}, at most `limit`.
+  Bounded: at most `limit` index entries are examined. Atomic: one script;
+  every argument is checked before the first write.
 ]]
-local now = tonumber(ARGV[1])
+argCount(2)
+local now = argNow(1)
+local limit = argCountOf(2)
 local jobs = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiries, '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.expiries, '-inf', now, 'LIMIT', 0, limit)) do
   local key = K.job .. id
   local f = redis.call('HMGET', key, 'state', 'discardAt', 'ttlAt', 'attempt')
   local deadline = f[1] and WAITING[f[1]] and waitingDeadline(f[2], f[3], f[4])

@@ -1,21 +1,24 @@
 --[[
   promote-due: scheduled | retryable -> available when their time comes.
   Pre:  the job's scheduled_at or next_retry_at is <= now.
-  Post: promoted jobs are in their ready queue.
-  ARGV: 1 now, 2 limit (jobs changed at most).
+  Post: promoted jobs are in their ready queue; due entries of jobs that no
+        longer wait for a time are dropped on the way.
+  ARGV: 1 now, 2 limit (due entries examined at most).
   Returns: {transition...}.
-  Bounded: the index scan takes at most `limit` entries.
+  Bounded: the index scan takes at most `limit` entries. Atomic: one script;
+  every argument is checked before the first write.
 ]]
-local now = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
+argCount(2)
+local now = argNow(1)
+local limit = argCountOf(2)
 local transitions = {}
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.due, '-inf', now, 'LIMIT', 0, limit)) do
   zrem(K.due, id)
   local job = redis.call('HMGET', K.job .. id, 'state', 'scheduledAt', 'nextRetryAt', 'queue', 'type', 'attempt')
   local dueAt = (job[1] == 'scheduled' and job[2]) or (job[1] == 'retryable' and job[3])
-  if dueAt and tonumber(dueAt) <= now then
-    enter(id, { queue = job[4] }, job[1], 'available', ARGV[1])
+  if dueAt and tonumber(dueAt) <= now and NEXT_STATES[job[1]].available then
+    enter(id, { queue = job[4] }, job[1], 'available', now)
     transitions[#transitions + 1] = transition(id, job[1], 'available', nil, { job[5], job[4], job[6] })
   end
 end

@@ -4,23 +4,28 @@
   Pre:  each terminal state lists its jobs in completion order; an entry is
         removed only if its job is still in that state and either older than
         the state's retention or beyond the cap. Entries of jobs that left the
-        state (RetryJob) are dropped on the way.
+        state (RetryJob) or are gone are dropped on the way.
   Post: job hashes deleted, counters decremented; over the cap, the oldest
-        finished jobs (whatever their state) go first.
+        finished jobs (whatever their state) go first. A queue whose last job
+        goes loses its counts and its entry in the queue index (lib flush).
   ARGV: 1 now, 2 completed retention, 3 cancelled retention, 4 discarded
         retention (ms), 5 most finished jobs kept (0: no cap), 6 limit.
   Returns: how many jobs were removed.
-  Bounded: at most `limit` list entries are examined.
+  Bounded: at most `limit` list entries are examined. Atomic: one script;
+  every argument is checked before the first write.
 ]]
-local now = tonumber(ARGV[1])
-local budget = tonumber(ARGV[6])
-local cutoff = { completed = now - tonumber(ARGV[2]), cancelled = now - tonumber(ARGV[3]), discarded = now - tonumber(ARGV[4]) }
-local states = { 'completed', 'cancelled', 'discarded' }
+argCount(6)
+local now = argNow(1)
+local retention = { completed = argTime(2), cancelled = argTime(3), discarded = argTime(4) }
+local maxJobs = argCountOf(5)
+local budget = argCountOf(6)
+local cutoff = {}
+for _, state in ipairs(TERMINAL_STATES) do cutoff[state] = now - retention[state] end
 local excess = 0
-if tonumber(ARGV[5]) > 0 then
+if maxJobs > 0 then
   local total = 0
-  for _, state in ipairs(states) do total = total + redis.call('LLEN', K.finished .. state) end
-  excess = total - tonumber(ARGV[5])
+  for _, state in ipairs(TERMINAL_STATES) do total = total + redis.call('LLEN', K.finished .. state) end
+  excess = total - maxJobs
 end
 
 -- The first entry of a state's list whose job is still in that state (dropping the others).
@@ -37,11 +42,11 @@ local function head(state)
 end
 
 local heads = {}
-for _, state in ipairs(states) do heads[state] = head(state) end
+for _, state in ipairs(TERMINAL_STATES) do heads[state] = head(state) end
 local pruned = 0
 while budget > 0 do
   local oldest
-  for _, state in ipairs(states) do
+  for _, state in ipairs(TERMINAL_STATES) do
     local h = heads[state]
     if h and (excess > 0 or h.at <= cutoff[state]) and (not oldest or h.at < heads[oldest].at) then oldest = state end
   end

@@ -9,32 +9,40 @@
   ARGV: 1 now, 2 worker id, 3 job id, 4 lease token, 5 progress ('' for
         none), 6 progress data JSON ('' for none), 7 checkpoint JSON ('' for none).
   Returns: {'ok', lease expires at} | {'ignored'}.
+  Atomic: one script; every argument is checked before the first write.
 ]]
-local id = ARGV[3]
+argCount(7)
+local now = argNow(1)
+local workerId = argId(2)
+local id = argId(3)
+local token = argId(4)
+local progress = argText(5) ~= '' and argNumber(5, 0, 1) or nil
+local data = argText(6)
+local checkpoint = argText(7)
+
 local key = K.job .. id
 local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'attempt', 'progress', 'progressAttempt')
-if not job[1] or leaseProblem(job[1], job[2], job[3], ARGV[2], ARGV[4]) then return { 'ignored' } end
+if not job[1] or leaseProblem(job[1], job[2], job[3], workerId, token) then return { 'ignored' } end
 local sameAttempt = job[6] == job[4]
 local fields = {}
-if ARGV[5] ~= '' then
-  local progress = tonumber(ARGV[5])
+if progress then
   if sameAttempt and job[5] then progress = math.max(progress, tonumber(job[5])) end
   fields = { 'progress', progress }
 end
-if ARGV[6] ~= '' then
+if data ~= '' then
   fields[#fields + 1] = 'progressData'
-  fields[#fields + 1] = ARGV[6]
+  fields[#fields + 1] = data
 elseif not sameAttempt then
   redis.call('HDEL', key, 'progressData')
 end
-if not sameAttempt and ARGV[5] == '' then redis.call('HDEL', key, 'progress') end
-if ARGV[7] ~= '' then
+if not sameAttempt and not progress then redis.call('HDEL', key, 'progress') end
+if checkpoint ~= '' then
   fields[#fields + 1] = 'checkpoint'
-  fields[#fields + 1] = ARGV[7]
+  fields[#fields + 1] = checkpoint
 end
 fields[#fields + 1] = 'progressAttempt'
 fields[#fields + 1] = job[4]
 redis.call('HSET', key, unpack(fields))
-local expiresAt = renewLease(id, ARGV[1])
+local expiresAt = renewLease(id, now)
 finish()
 return { 'ok', int(expiresAt) }

@@ -1,12 +1,29 @@
 --[[
   register-worker: (none) -> a registered worker.
   Pre:  no worker with this id is registered.
-  Post: the worker hash is written and the worker is indexed by its last beat.
-  ARGV: 1 worker id, 2 last beat at, then field/value pairs of the worker hash.
+  Post: the worker hash is written and the worker is indexed by its last
+        beat (silence detection) and by its id (paged listings).
+  ARGV: 1 worker id, 2 registration JSON, 3 concurrency, 4 registered at,
+        5 state, 6 directive ('' for none), 7 desired state, 8 last beat at,
+        9 last sequence, 10 reported job ids JSON (worker-codec.ts).
   Returns: {'ok'} | {'duplicate'}.
+  Atomic: one script; every argument is checked before the first write.
 ]]
-local key = K.worker .. ARGV[1]
+argCount(10)
+local workerId = argId(1)
+local lastBeatAt = argTime(8)
+local fields = {
+  'registration', argId(2), 'concurrency', argInt(3, 1, MAX_CONCURRENCY), 'registeredAt', argTime(4),
+  'state', argMember(5, WORKER_STATES), 'desired', argMember(7, WORKER_STATES), 'lastBeatAt', lastBeatAt,
+  'lastSequence', argInt(9, 0, 2 ^ 53), 'reportedJobIds', argId(10),
+}
+if argText(6) ~= '' then
+  fields[#fields + 1] = 'directive'
+  fields[#fields + 1] = argMember(6, WORKER_STATES)
+end
+local key = K.worker .. workerId
 if redis.call('EXISTS', key) == 1 then return { 'duplicate' } end
-redis.call('HSET', key, unpack(ARGV, 3))
-redis.call('ZADD', K.workers, ARGV[2], ARGV[1])
+redis.call('HSET', key, unpack(fields))
+redis.call('ZADD', K.workers, lastBeatAt, workerId)
+redis.call('ZADD', K.workerIds, 0, workerId)
 return { 'ok' }

@@ -1,29 +1,41 @@
 --[[
   release-undelivered: active -> available, undoing a claim whose job never
   reached its worker; the attempt is given back and nothing is recorded.
-  Pre:  the lease token still matches; when `require lapse` is set, also
-        that the lease is unconfirmed, expired at `now`, and that its worker
-        beat after the job started (it is alive and did not list the job;
-        domain isUnconfirmedLapse).
+  Pre:  per lease, the lease token still matches; when `require lapse` is
+        set, also that the lease is unconfirmed, expired at `now`, and that
+        its worker beat after the job started (it is alive and did not list
+        the job; domain isUnconfirmedLapse). Other leases are left alone.
   Post: lease released (capacityFreed), attempt - 1, job back in its ready queue.
-  ARGV: 1 now, 2 require lapse (0/1), then per lease: job id, lease token.
+  ARGV: 1 now, 2 require lapse (0/1), 3 lease count, 4 stride (2), then per
+        lease: job id, lease token.
   Returns: {transition...}.
+  Atomic: one script; every argument is checked before the first write.
 ]]
-local now = ARGV[1]
-local requireLapse = ARGV[2] == '1'
+local STRIDE = 2
+local now = argNow(1)
+local requireLapse = argFlag(2)
+local n, first = argBatch(3, STRIDE)
+local leases = {}
+for i = first, first + (n - 1) * STRIDE, STRIDE do
+  leases[#leases + 1] = { id = argId(i), token = argId(i + 1) }
+end
+
 local transitions = {}
-for i = 3, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed', 'startedAt', 'queue', 'type', 'attempt')
-  local eligible = job[1] == 'active' and job[3] == token
+for _, lease in ipairs(leases) do
+  local id = lease.id
+  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed', 'startedAt', 'queue', 'type',
+    'attempt', 'discardAt', 'ttlAt')
+  local eligible = job[1] == 'active' and job[3] == lease.token
   if eligible and requireLapse then
     local lastBeatAt = redis.call('HGET', K.worker .. job[2], 'lastBeatAt')
-    eligible = job[5] ~= '1' and tonumber(job[4]) <= tonumber(now) and lastBeatAt ~= false and tonumber(lastBeatAt) > tonumber(job[6])
+    eligible = job[5] ~= '1' and tonumber(job[4]) <= now and lastBeatAt ~= false and tonumber(lastBeatAt) > tonumber(job[6])
   end
   if eligible then
     local attempt = tonumber(job[9]) - 1
     releaseLease(id, job[2])
-    enter(id, { queue = job[7] }, 'active', 'available', now, { 'attempt', attempt })
+    -- The waiting deadline of the attempt given back (an enqueue TTL applies again before the first).
+    local deadline = waitingDeadline(job[10], job[11], attempt)
+    enter(id, { queue = job[7], deadline = deadline }, 'active', 'available', now, { 'attempt', attempt })
     transitions[#transitions + 1] = transition(id, 'active', 'available', job[2], { job[8], job[7], attempt })
   end
 end

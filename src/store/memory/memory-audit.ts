@@ -1,0 +1,176 @@
+import { quote } from '../../domain/errors';
+import { JOB_STATES, type Job, type JobState } from '../../domain/job';
+import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
+import { zeroCounts, type MemoryTables, type TimedEntry } from './memory-tables';
+import type { MinHeap } from './min-heap';
+import type { SortedKeySet } from './sorted-key-set';
+import { storedBytes } from './stored-size';
+
+/** Ids of the jobs with a live entry in each index. */
+interface LiveEntries {
+  ready: Set<string>;
+  due: Set<string>;
+  expiries: Set<string>;
+  leases: Set<string>;
+  softTimeouts: Set<string>;
+  finished: Set<string>;
+}
+
+const WAITING: ReadonlySet<JobState> = new Set(['scheduled', 'available', 'pending', 'retryable']);
+
+/**
+ * Every broken invariant of the memory store's tables, as sentences; empty
+ * when consistent. Reads everything (O(jobs + index entries)): a diagnostic
+ * for tests and operators.
+ *
+ * Stale entries (made for an earlier state of a job, or for a job since
+ * removed) are allowed anywhere: readers skip them and sweeps drop them.
+ * What must hold is that every job has the live entries its state needs,
+ * that live entries agree with their job, and that counters, sizes, the
+ * ordered key sets and the workers' reservations match the jobs.
+ */
+export function auditTables(tables: MemoryTables): string[] {
+  const problems: string[] = [];
+  const live = liveEntries(tables, problems);
+  for (const [id, slot] of tables.jobs) {
+    if (slot.job.id !== id) problems.push(`job ${quote(id)} is stored under the id ${quote(slot.job.id)}`);
+    const bytes = storedBytes(slot.job);
+    if (slot.bytes !== bytes) problems.push(`job ${quote(id)} is counted as ${slot.bytes} bytes but measures ${bytes}`);
+    checkIndexed(tables, slot.job, live, problems);
+  }
+  checkCounters(tables, problems);
+  checkWorkers(tables, problems);
+  return problems;
+}
+
+/** The live entries of every index, reporting those that disagree with their job. */
+function liveEntries(tables: MemoryTables, problems: string[]): LiveEntries {
+  const ready = new Set<string>();
+  for (const [queue, fifo] of tables.ready) {
+    for (const [priority, entry] of fifo.entries()) {
+      const job = tables.current(entry)?.job;
+      if (job === undefined) continue;
+      if (job.state !== 'available' || job.queue !== queue || job.priority !== priority) {
+        problems.push(
+          `job ${quote(job.id)} (${job.state}, queue ${quote(job.queue)}) has a live ready entry in ${quote(queue)} at priority ${priority}`,
+        );
+      }
+      ready.add(job.id);
+    }
+  }
+  const timed = (name: string, heap: MinHeap<TimedEntry>, expectedAt: (job: Job) => number | undefined): Set<string> => {
+    const ids = new Set<string>();
+    for (const entry of heap.values()) {
+      const job = tables.current(entry)?.job;
+      if (job === undefined) continue;
+      const at = expectedAt(job);
+      if (at !== entry.at)
+        problems.push(`job ${quote(job.id)} (${job.state}) has a live ${name} entry at ${entry.at}, expected ${at ?? 'none'}`);
+      ids.add(job.id);
+    }
+    return ids;
+  };
+  const finished = new Set<string>();
+  for (const [state, heap] of Object.entries(tables.finished)) {
+    for (const id of timed(`${state} retention`, heap, (job) => (job.state === state ? job.completedAt : undefined))) finished.add(id);
+  }
+  return {
+    ready,
+    due: timed('due', tables.due, (job) =>
+      job.state === 'scheduled' ? job.scheduledAt : job.state === 'retryable' ? job.nextRetryAt : undefined,
+    ),
+    expiries: timed('expiry', tables.expiries, (job) => (WAITING.has(job.state) ? waitingDeadline(job) : undefined)),
+    // A renewed lease leaves its earlier entries current but at another time: only one at the expiry counts.
+    leases: new Set([...tables.leases.values()].filter((e) => tables.isLiveLease(e)).map((e) => e.id)),
+    softTimeouts: timed('soft timeout', tables.softTimeouts, (job) => (job.state === 'active' ? softTimeoutAt(job) : undefined)),
+    finished,
+  };
+}
+
+/** Whether the job has the live index entries and the reservation its state needs. */
+function checkIndexed(tables: MemoryTables, job: Job, live: LiveEntries, problems: string[]): void {
+  const id = quote(job.id);
+  const lacks = (what: string): void => {
+    problems.push(`job ${id} is ${job.state} but has no live ${what}`);
+  };
+  const deadline = WAITING.has(job.state) ? waitingDeadline(job) : undefined;
+  if (deadline !== undefined && !live.expiries.has(job.id)) lacks(`expiry entry (due at ${deadline})`);
+  // A claim drops a job past its waiting deadline from the ready queue; the expiry pass then discards it.
+  const isDropped = deadline !== undefined && tables.mayHaveDroppedReady(deadline);
+  if (job.state === 'available' && !live.ready.has(job.id) && !isDropped) lacks(`entry in the ready queue of ${quote(job.queue)}`);
+  if ((job.state === 'scheduled' || job.state === 'retryable') && !live.due.has(job.id)) lacks('due entry');
+  if ((job.state === 'completed' || job.state === 'cancelled' || job.state === 'discarded') && !live.finished.has(job.id)) {
+    lacks('retention entry');
+  }
+  if (job.state !== 'active') {
+    if (job.lease !== undefined) problems.push(`job ${id} is ${job.state} but still has a lease of worker ${quote(job.lease.workerId)}`);
+    return;
+  }
+  if (job.lease === undefined) {
+    lacks('lease');
+    return;
+  }
+  if (!live.leases.has(job.id)) lacks(`lease entry (expiring at ${job.lease.expiresAt})`);
+  // Taking a due soft timeout removes its entry; every entry due by the latest one taken has been taken.
+  if (!live.softTimeouts.has(job.id) && !tables.mayHaveTakenSoftTimeout(softTimeoutAt(job))) lacks('soft-timeout entry');
+  const holder = tables.workers.get(job.lease.workerId);
+  if (holder === undefined) problems.push(`job ${id} is leased to worker ${quote(job.lease.workerId)}, which is not registered`);
+  else if (!holder.held.has(job.id)) problems.push(`job ${id} is leased to worker ${quote(job.lease.workerId)}, which does not hold it`);
+}
+
+/** Counters per queue and state, totals, sizes and queue names against the jobs. */
+function checkCounters(tables: MemoryTables, problems: string[]): void {
+  const real = new Map<string, Record<JobState, number>>();
+  const totals = zeroCounts();
+  let bytes = 0;
+  for (const { job, bytes: size } of tables.jobs.values()) {
+    let counts = real.get(job.queue);
+    if (counts === undefined) {
+      counts = zeroCounts();
+      real.set(job.queue, counts);
+    }
+    counts[job.state] += 1;
+    totals[job.state] += 1;
+    bytes += size;
+  }
+  for (const queue of new Set([...real.keys(), ...tables.counts.keys()])) {
+    const [counted, actual] = [tables.counts.get(queue), real.get(queue)];
+    if (actual === undefined) problems.push(`queue ${quote(queue)} has counters but holds no jobs`);
+    else if (counted === undefined) problems.push(`queue ${quote(queue)} holds jobs but has no counters`);
+    else for (const state of JOB_STATES) mismatch(problems, `queue ${quote(queue)} counts ${state} jobs as`, counted[state], actual[state]);
+  }
+  for (const state of JOB_STATES) mismatch(problems, `the store counts ${state} jobs as`, tables.totals[state], totals[state]);
+  mismatch(problems, 'the store counts its jobs as taking', tables.storedBytes, bytes);
+  for (const queue of tables.ready.keys()) {
+    if (!real.has(queue)) problems.push(`queue ${quote(queue)} has a ready queue but holds no jobs`);
+  }
+  checkKeySet(problems, 'queue', tables.queueNames, new Set(tables.counts.keys()));
+}
+
+/** Workers' reservations against leases, and the worker id set against the registry. */
+function checkWorkers(tables: MemoryTables, problems: string[]): void {
+  for (const [workerId, slot] of tables.workers) {
+    for (const jobId of slot.held) {
+      const job = tables.jobs.get(jobId)?.job;
+      if (job?.lease?.workerId === workerId) continue;
+      problems.push(
+        `worker ${quote(workerId)} holds job ${quote(jobId)}, which is ${job === undefined ? 'not stored' : `${job.state} and not leased to it`}`,
+      );
+    }
+  }
+  checkKeySet(problems, 'worker', tables.workerIds, new Set(tables.workers.keys()));
+}
+
+function checkKeySet(problems: string[], what: string, keys: SortedKeySet, expected: ReadonlySet<string>): void {
+  let previous: string | undefined;
+  for (const key of keys.after()) {
+    if (!expected.has(key)) problems.push(`the ${what} listing has ${quote(key)}, which is not stored`);
+    if (previous !== undefined && previous >= key) problems.push(`the ${what} listing has ${quote(key)} after ${quote(previous)}`);
+    previous = key;
+  }
+  if (keys.size !== expected.size) problems.push(`the ${what} listing has ${keys.size} keys for ${expected.size} stored`);
+}
+
+function mismatch(problems: string[], what: string, counted: number, actual: number): void {
+  if (counted !== actual) problems.push(`${what} ${counted}, but there are ${actual}`);
+}

@@ -1,0 +1,44 @@
+--[[
+  ack: active -> completed, for a batch of jobs the worker holds.
+  Pre:  per item, the worker holds the job's current lease (domain
+        leaseProblem); items that fail it are refused one by one.
+  Post: the lease is released (capacityFreed), the job is completed with its
+        result; a job that reported progress in this attempt is at 1.0
+        (ojs-progress 8.1). Fields a completed job does not show stay, unread
+        (job-codec.ts decodeJob).
+  ARGV: 1 now, 2 worker id, 3 item count, 4 stride (3), then per item
+        (scripts/ack.ts ACK_FIELDS): job id, lease token, result JSON ('' for none).
+  Returns: {{status, current state, transition}...} in item order, where
+           status is ok, not_found, not_active, other_worker or stale_lease
+           (and the transition is present only for ok).
+  Atomic: one script; every argument is checked before the first write.
+]]
+local STRIDE = 3
+local now = argNow(1)
+local workerId = argId(2)
+local n, first = argBatch(3, STRIDE)
+local items = {}
+for i = first, first + (n - 1) * STRIDE, STRIDE do
+  items[#items + 1] = { id = argId(i), token = argId(i + 1), result = argText(i + 2) }
+end
+
+local results = {}
+for _, item in ipairs(items) do
+  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt')
+  local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
+  if problem then
+    results[#results + 1] = { problem, job[1] or '' }
+  else
+    local fields = item.result ~= '' and { 'result', item.result } or {}
+    -- ojs-progress 8.1: a completed job that reported progress is at 1.0.
+    if job[7] and job[7] == job[6] then
+      fields[#fields + 1] = 'progress'
+      fields[#fields + 1] = 1
+    end
+    releaseLease(item.id, workerId)
+    enter(item.id, { queue = job[4] }, 'active', 'completed', now, fields)
+    results[#results + 1] = { 'ok', 'completed', transition(item.id, 'active', 'completed', workerId, { job[5], job[4], job[6], job[8] }) }
+  end
+end
+finish()
+return results

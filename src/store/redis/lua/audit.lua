@@ -1,0 +1,272 @@
+--[[
+  audit (read only): every broken invariant of the deployment's data, as
+  sentences (store port audit). A diagnostic that reads everything: for
+  tests and operators, never for the hot path.
+  Checks: every key under the prefix belongs to a structure of the store
+  (and has its type); each job hash has a known state and the fields the
+  scripts need, and is in exactly the indexes its state asks for: its
+  queue's ready set iff available (with a score of its priority); the due
+  set iff scheduled or retryable (scored by its time); the expiries iff
+  waiting with a waiting deadline (scored by it); the leases iff active
+  (scored by its expiry), held by a registered worker whose held set lists
+  it; the soft timeouts only if active (scored by softTimeoutAt); the
+  finished list of its state iff terminal. Counters equal the real counts
+  per queue and state; the queue index lists exactly the queues that hold
+  jobs; both worker indexes list exactly the registered workers (by last
+  beat, and by id); held sets belong to registered workers and list only
+  jobs active under their lease, never more than the worker's concurrency.
+  Allowed, because scripts drop them lazily on the way: finished-list
+  entries whose job is gone or left that state (RetryJob, pruning), and an
+  active job without a soft-timeout entry (take-soft-timeouts took it).
+  ARGV: 1 SCAN pattern matching every key of the deployment (keys.ts),
+        2 key budget (most keys examined), 3 most problems reported.
+  Returns: {sentence...}, empty when the data is consistent; the last ones
+           say so when problems or keys went beyond their bound.
+  Atomic: one script sees one snapshot. Bounded: the SCAN walks the whole
+  keyspace of the node, examining at most `key budget` keys of the prefix.
+]]
+argCount(3)
+local pattern = argId(1)
+local keyBudget = argInt(2, 1, MAX_COUNT)
+local maxProblems = argInt(3, 1, MAX_COUNT)
+
+local problems = {}
+local omitted = 0
+local function problem(sentence)
+  if #problems < maxProblems then problems[#problems + 1] = sentence else omitted = omitted + 1 end
+end
+
+--[[ The keys: singletons by name, the others by prefix. ]]
+local SINGLETONS = {
+  [K.due] = 'zset', [K.expiries] = 'zset', [K.leases] = 'zset', [K.seq] = 'string', [K.queues] = 'zset',
+  [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset',
+}
+local FAMILIES = {
+  { name = 'job', prefix = K.job, type = 'hash' }, { name = 'ready', prefix = K.ready, type = 'zset' },
+  { name = 'counts', prefix = K.counts, type = 'hash' }, { name = 'worker', prefix = K.worker, type = 'hash' },
+  { name = 'held', prefix = K.held, type = 'set' }, { name = 'finished', prefix = K.finished, type = 'list' },
+}
+local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, finished = {} }
+
+local function checkType(key, expected)
+  local actual = redis.call('TYPE', key).ok
+  if actual ~= expected then problem('key ' .. key .. ' is a ' .. actual .. ', not a ' .. expected) end
+  return actual == expected
+end
+
+local function classify(key)
+  if SINGLETONS[key] then return checkType(key, SINGLETONS[key]) end
+  for _, family in ipairs(FAMILIES) do
+    if string.sub(key, 1, #family.prefix) == family.prefix then
+      if checkType(key, family.type) then found[family.name][string.sub(key, #family.prefix + 1)] = true end
+      return
+    end
+  end
+  problem('key ' .. key .. ' belongs to no structure of the store')
+end
+
+local examined = 0
+local seenKeys = {}
+local cursor = '0'
+repeat
+  local reply = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+  cursor = reply[1]
+  for _, key in ipairs(reply[2]) do
+    if not seenKeys[key] then
+      seenKeys[key] = true
+      examined = examined + 1
+      classify(key)
+    end
+  end
+until cursor == '0' or examined >= keyBudget
+if cursor ~= '0' then
+  -- What was not read would look missing: the cross-checks below need every key.
+  problems[#problems + 1] = 'the audit stopped after ' .. examined .. ' keys (its budget): the data was not checked'
+  return problems
+end
+
+--[[ Reading helpers ]]
+
+local function hashOf(key)
+  local flat = redis.call('HGETALL', key)
+  local hash = {}
+  for i = 1, #flat, 2 do hash[flat[i]] = flat[i + 1] end
+  return hash
+end
+
+-- A sorted set as member -> score.
+local function scoresOf(key)
+  local flat = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  local scores = {}
+  for i = 1, #flat, 2 do scores[flat[i]] = tonumber(flat[i + 1]) end
+  return scores
+end
+
+local function setOf(members)
+  local set = {}
+  for _, member in ipairs(members) do set[member] = true end
+  return set
+end
+
+local function expectScore(index, scores, id, expected, what)
+  local score = scores[id]
+  if score == nil then
+    problem('job ' .. id .. ' is ' .. what .. ' but not in the ' .. index .. ' index')
+  elseif score ~= tonumber(expected) then
+    problem('job ' .. id .. ' is in the ' .. index .. ' index at ' .. int(score) .. ', not at ' .. tostring(expected))
+  end
+end
+
+--[[ Jobs ]]
+
+local jobs = {}
+for id in pairs(found.job) do jobs[id] = hashOf(K.job .. id) end
+local workers = {}
+for id in pairs(found.worker) do workers[id] = hashOf(K.worker .. id) end
+local held = {}
+for id in pairs(found.held) do held[id] = setOf(redis.call('SMEMBERS', K.held .. id)) end
+local ready = {}
+for queue in pairs(found.ready) do ready[queue] = scoresOf(K.ready .. queue) end
+local finished = {}
+for state in pairs(found.finished) do
+  if TERMINAL[state] then
+    finished[state] = setOf(redis.call('LRANGE', K.finished .. state, 0, -1))
+  else
+    problem('list ' .. K.finished .. state .. ' lists finished jobs of ' .. state .. ', which is not a terminal state')
+  end
+end
+local due, expiries, leases, timeouts = scoresOf(K.due), scoresOf(K.expiries), scoresOf(K.leases), scoresOf(K.timeouts)
+
+local tally = {}
+local REQUIRED = { 'body', 'queue', 'type', 'priority', 'vis', 'tmo', 'grace', 'stall' }
+for id, job in pairs(jobs) do
+  local state, queue = job.state, job.queue
+  for _, field in ipairs(REQUIRED) do
+    if job[field] == nil then problem('job ' .. id .. ' has no ' .. field .. ' field') end
+  end
+  if not IS_JOB_STATE[state] then
+    problem('job ' .. id .. ' is in no known state (' .. tostring(state) .. ')')
+  elseif queue then
+    tally[queue] = tally[queue] or {}
+    tally[queue][state] = (tally[queue][state] or 0) + 1
+    if state == 'available' then
+      local score = ready[queue] and ready[queue][id]
+      if not score then
+        problem('job ' .. id .. ' is available but not in the ready set of its queue ' .. queue)
+      elseif math.floor(score / SEQ_SPAN) ~= PRIORITY_MAX - tonumber(job.priority or 0) then
+        problem('job ' .. id .. ' is in the ready set of ' .. queue .. ' with a score not of its priority ' .. tostring(job.priority))
+      end
+    end
+    if state == 'scheduled' then expectScore('due', due, id, job.scheduledAt, state) end
+    if state == 'retryable' then expectScore('due', due, id, job.nextRetryAt, state) end
+    local deadline = WAITING[state] and waitingDeadline(job.discardAt, job.ttlAt, job.attempt)
+    if deadline then expectScore('expiries', expiries, id, deadline, 'waiting with a deadline') end
+    if state == 'active' then
+      local worker = job.leaseWorker
+      expectScore('leases', leases, id, job.leaseExpiresAt, 'active')
+      if timeouts[id] and timeouts[id] ~= softTimeoutAt(job.startedAt, job.tmo, job.totalAt) then
+        problem('job ' .. id .. ' is in the soft timeouts index at ' .. int(timeouts[id]) .. ', not at its soft timeout')
+      end
+      if not worker or not workers[worker] then
+        problem('job ' .. id .. ' is active under a lease of ' .. tostring(worker) .. ', which is not a registered worker')
+      elseif not (held[worker] and held[worker][id]) then
+        problem('job ' .. id .. ' is active under a lease of ' .. worker .. ', whose held set does not list it')
+      end
+    end
+    if TERMINAL[state] and not (finished[state] and finished[state][id]) then
+      problem('job ' .. id .. ' is ' .. state .. ' but not in the finished list of ' .. state)
+    end
+  end
+end
+
+--[[ Index entries without their job ]]
+
+local function expectJobs(index, scores, accepts)
+  for id in pairs(scores) do
+    local job = jobs[id]
+    if not job then
+      problem(index .. ' index lists job ' .. id .. ', which does not exist')
+    elseif not accepts(job) then
+      problem(index .. ' index lists job ' .. id .. ', which is ' .. tostring(job.state))
+    end
+  end
+end
+expectJobs('the due', due, function(job) return job.state == 'scheduled' or job.state == 'retryable' end)
+expectJobs('the expiries', expiries, function(job)
+  return WAITING[job.state] and waitingDeadline(job.discardAt, job.ttlAt, job.attempt) ~= false
+end)
+expectJobs('the leases', leases, function(job) return job.state == 'active' end)
+expectJobs('the soft timeouts', timeouts, function(job) return job.state == 'active' end)
+for queue, scores in pairs(ready) do
+  expectJobs('the ready set of ' .. queue .. "'s", scores, function(job) return job.state == 'available' and job.queue == queue end)
+end
+
+--[[ Counters and the queue index ]]
+
+for queue in pairs(found.counts) do
+  local counts = hashOf(K.counts .. queue)
+  local real = tally[queue] or {}
+  for state, n in pairs(counts) do
+    if not IS_JOB_STATE[state] then
+      problem('the counts of queue ' .. queue .. ' have a field ' .. state .. ', which is no job state')
+    elseif tonumber(n) ~= (real[state] or 0) then
+      problem('the counts of queue ' .. queue .. ' say ' .. n .. ' ' .. state .. ' jobs, but it holds ' .. (real[state] or 0))
+    end
+  end
+  for state, n in pairs(real) do
+    if counts[state] == nil then problem('the counts of queue ' .. queue .. ' have no ' .. state .. ' field, but it holds ' .. n) end
+  end
+  if not tally[queue] then problem('queue ' .. queue .. ' holds no jobs but keeps its counts') end
+end
+local queueIndex = scoresOf(K.queues)
+for queue, score in pairs(queueIndex) do
+  if not tally[queue] then problem('the queue index lists ' .. queue .. ', which holds no jobs') end
+  if score ~= 0 then problem('the queue index scores ' .. queue .. ' ' .. int(score) .. ', not 0') end
+end
+for queue in pairs(tally) do
+  if not queueIndex[queue] then problem('queue ' .. queue .. ' holds jobs but is not in the queue index') end
+  if not found.counts[queue] then problem('queue ' .. queue .. ' holds jobs but has no counts') end
+end
+
+--[[ Workers ]]
+
+local byBeat, byId = scoresOf(K.workers), scoresOf(K.workerIds)
+for id, worker in pairs(workers) do
+  for _, field in ipairs({ 'registration', 'concurrency', 'lastBeatAt', 'registeredAt' }) do
+    if worker[field] == nil then problem('worker ' .. id .. ' has no ' .. field .. ' field') end
+  end
+  for _, field in ipairs({ 'state', 'desired' }) do
+    if not WORKER_STATES[worker[field] or ''] then problem('worker ' .. id .. ' has no known ' .. field .. ' (' .. tostring(worker[field]) .. ')') end
+  end
+  if byBeat[id] == nil then
+    problem('worker ' .. id .. ' is not in the index of last beats')
+  elseif byBeat[id] ~= tonumber(worker.lastBeatAt) then
+    problem('worker ' .. id .. ' is in the index of last beats at ' .. int(byBeat[id]) .. ', not at its last beat')
+  end
+  if byId[id] == nil then problem('worker ' .. id .. ' is not in the index of worker ids') end
+end
+for id in pairs(byBeat) do
+  if not workers[id] then problem('the index of last beats lists worker ' .. id .. ', which is not registered') end
+end
+for id, score in pairs(byId) do
+  if not workers[id] then problem('the index of worker ids lists worker ' .. id .. ', which is not registered') end
+  if score ~= 0 then problem('the index of worker ids scores ' .. id .. ' ' .. int(score) .. ', not 0') end
+end
+for workerId, ids in pairs(held) do
+  local worker = workers[workerId]
+  if not worker then problem('worker ' .. workerId .. ' is not registered but has a held set') end
+  local n = 0
+  for id in pairs(ids) do
+    n = n + 1
+    local job = jobs[id]
+    if not job or job.state ~= 'active' or job.leaseWorker ~= workerId then
+      problem('worker ' .. workerId .. ' holds job ' .. id .. ', which is not active under its lease (' .. tostring(job and job.state) .. ')')
+    end
+  end
+  if worker and n > tonumber(worker.concurrency or 0) then
+    problem('worker ' .. workerId .. ' holds ' .. n .. ' jobs, more than its concurrency ' .. tostring(worker.concurrency))
+  end
+end
+
+if omitted > 0 then problems[#problems + 1] = 'and ' .. omitted .. ' more problems' end
+return problems

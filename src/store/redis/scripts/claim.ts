@@ -1,0 +1,34 @@
+import type { ClaimParams, ClaimResult } from '../../job-store';
+import { decodeClaimedJob } from '../job-codec';
+import { readArray, readInteger, readStatus } from '../reply';
+import { appendBatch, arg, declareScript } from '../script';
+import { refusalError } from '../script-errors';
+
+/** Moves available jobs to active for a worker, within its capacity and a byte budget (lua/claim.lua). */
+export const claimScript = declareScript({
+  name: 'claim',
+  encode: (params: ClaimParams) =>
+    appendBatch(
+      [
+        arg.int(params.now, 'now'),
+        arg.id(params.workerId, 'worker id'),
+        arg.int(params.max, 'max'),
+        arg.id(params.leaseNonce, 'lease nonce'),
+        arg.int(params.confirmWithinMs, 'confirmWithinMs'),
+        arg.int(params.maxBytes, 'maxBytes'),
+      ],
+      ['queue'],
+      params.queues,
+      (queue) => ({ queue: arg.id(queue, 'queue') }),
+    ),
+  decode(reply, params): ClaimResult {
+    const { status, rest } = readStatus(reply, 'claim');
+    if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
+    const [isRunning, free, claimed] = rest;
+    return {
+      isRunning: readInteger(isRunning, 'claim isRunning') === 1,
+      freeCapacity: Math.max(0, readInteger(free, 'claim free capacity')),
+      jobs: readArray(claimed, 'claimed jobs').map((job) => decodeClaimedJob(job, params.workerId, params.leaseNonce, params.now)),
+    };
+  },
+});

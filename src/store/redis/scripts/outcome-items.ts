@@ -1,0 +1,42 @@
+import type { FailureOutcome } from '../../../domain/failure';
+import type { SettlementOutcome } from '../../job-store';
+import { readArray, readString, unexpectedReply } from '../reply';
+import { arg, type ScriptArg } from '../script';
+import { refusalError } from '../script-errors';
+import { readTransition } from './replies';
+
+/**
+ * The fields of a decided outcome, in the order lib/ojs.lua argOutcome
+ * reads them: the outcome items of fail, recover and remove-worker.
+ */
+export const OUTCOME_FIELDS = ['jobId', 'leaseToken', 'state', 'nextRetryAt', 'deadLetter', 'error', 'errors'] as const;
+export type OutcomeField = (typeof OUTCOME_FIELDS)[number];
+
+export function outcomeFields(item: { jobId: string; leaseToken: string; outcome: FailureOutcome }): Record<OutcomeField, ScriptArg> {
+  const { outcome } = item;
+  return {
+    jobId: arg.id(item.jobId, 'job id'),
+    leaseToken: arg.id(item.leaseToken, 'lease token'),
+    state: arg.id(outcome.state, 'outcome state'),
+    nextRetryAt: outcome.state === 'retryable' ? arg.int(outcome.nextRetryAt, 'nextRetryAt') : '',
+    deadLetter: arg.flag(outcome.state === 'discarded' && outcome.deadLetter),
+    error: arg.json(outcome.error),
+    errors: arg.json(outcome.errors),
+  };
+}
+
+/**
+ * The per-item results of ack.lua and fail.lua ({status, current state,
+ * transition} in item order) as settlement outcomes.
+ */
+export function readSettlements(reply: unknown, items: readonly { jobId: string }[], what: string): SettlementOutcome[] {
+  const results = readArray(reply, what);
+  if (results.length !== items.length) unexpectedReply(`${what} (one result per item)`, reply);
+  return results.map((result, i): SettlementOutcome => {
+    const [status, state, transition] = readArray(result, `${what} result`);
+    const code = readString(status, `${what} status`);
+    if (code !== 'ok')
+      return { ok: false, error: refusalError({ status: code, jobId: items[i]!.jobId, state: readString(state, `${what} state`) }) };
+    return { ok: true, transition: readTransition(transition) };
+  });
+}

@@ -1,0 +1,330 @@
+import { Redis } from 'ioredis';
+import { OjsError } from '../../src/domain/errors';
+import type { JobStore } from '../../src/store/job-store';
+import { RedisKeys } from '../../src/store/redis/keys';
+import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import { scriptSource } from '../../src/store/redis/scripts';
+import { ackScript } from '../../src/store/redis/scripts/ack';
+import { claimScript } from '../../src/store/redis/scripts/claim';
+import { enqueueScript } from '../../src/store/redis/scripts/enqueue';
+import { failScript } from '../../src/store/redis/scripts/fail';
+import { OUTCOME_FIELDS } from '../../src/store/redis/scripts/outcome-items';
+import { recordBeatScript } from '../../src/store/redis/scripts/record-beat';
+import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
+import { StoreHarness, T0 } from './store-harness';
+
+/**
+ * What the Redis store promises beyond the contract, checked on the data
+ * itself with a client of the test's own: a script refuses bad arguments
+ * before its first write (Lua has no rollback), batches of any length pass,
+ * the audit reports what a corrupting client did, a removal never gets
+ * stuck on a zombie entry, and Redis's own refusals are classified.
+ */
+
+let redis: RedisServerProcess;
+let client: Redis;
+beforeAll(async () => {
+  redis = await RedisServerProcess.start();
+  client = new Redis(redis.url, { lazyConnect: true });
+  await client.connect();
+});
+afterAll(async () => {
+  client?.disconnect();
+  await redis?.destroy();
+});
+
+let prefix: string;
+let keys: RedisKeys;
+let store: JobStore;
+let h: StoreHarness;
+beforeEach(async () => {
+  prefix = testPrefix();
+  keys = new RedisKeys(prefix);
+  store = await RedisJobStore.connect({ url: redis.url, prefix });
+  h = new StoreHarness(store);
+});
+afterEach(async () => {
+  h.close();
+  await store.close();
+});
+
+/** Every key of the deployment with its type and contents, to compare before and after. */
+async function snapshot(): Promise<Record<string, unknown>> {
+  const found: string[] = [];
+  for await (const batch of client.scanStream({ match: keys.scanPattern(), count: 1_000 })) {
+    if (Array.isArray(batch)) for (const key of batch) found.push(String(key));
+  }
+  const data: Record<string, unknown> = {};
+  for (const key of found.toSorted()) {
+    const type = await client.type(key);
+    if (type === 'hash') data[key] = await client.hgetall(key);
+    else if (type === 'zset') data[key] = await client.zrange(key, 0, -1, 'WITHSCORES');
+    else if (type === 'set') data[key] = (await client.smembers(key)).toSorted();
+    else if (type === 'list') data[key] = await client.lrange(key, 0, -1);
+    else data[key] = await client.get(key);
+  }
+  return data;
+}
+
+/** Runs a script with raw arguments, as a buggy caller could, and returns Redis's error. */
+async function runRaw(script: { name: string }, args: readonly (string | number)[]): Promise<Error> {
+  const scriptKeys = keys.scriptKeys();
+  try {
+    await client.call('eval', [scriptSource(script.name), scriptKeys.length, ...scriptKeys, ...args]);
+  } catch (error) {
+    if (error instanceof Error) return error;
+  }
+  throw new Error(`${script.name} accepted its arguments`);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<OjsError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  if (!(error instanceof OjsError)) throw new Error(`expected an OjsError, got ${String(error)}`);
+  return error;
+}
+
+/** A worker holding four claimed jobs. */
+async function busyWorker() {
+  const worker = await h.register();
+  await h.enqueue({}, {}, {}, {});
+  const { jobs } = await h.claim(worker.workerId, ['default'], 4);
+  return { worker, jobs };
+}
+
+describe('Redis scripts', () => {
+  it('refuse a batch with one bad value before writing anything', async () => {
+    const { worker, jobs } = await busyWorker();
+    const before = await snapshot();
+    const items = jobs.map((job) => ({
+      jobId: job.id,
+      leaseToken: job.lease!.token,
+      outcome: h.outcome(job, { type: 'Boom', message: '' }, T0),
+    }));
+    const fail = failScript.encode({ workerId: worker.workerId, items, now: T0 });
+    // The third item's retry time (after now, the worker id and the batch's count and stride), as NaN,
+    // Infinity, an exponent, text or nothing: each refused.
+    const retryAt = 4 + 2 * OUTCOME_FIELDS.length + OUTCOME_FIELDS.indexOf('nextRetryAt');
+    expect(fail[retryAt]).toBe(T0 + 1_000);
+    for (const bad of ['nan', 'inf', '-inf', '1e3', 'soon', '']) {
+      const args = fail.with(retryAt, bad);
+      expect((await runRaw(failScript, args)).message).toMatch(/^BADARG ARGV\[\d+\]/);
+    }
+    const enqueue = enqueueScript.encode([h.job(), h.job({ priority: 5 }), h.job()]);
+    const priority = enqueue.indexOf(5);
+    expect(priority).toBeGreaterThan(3 + 14);
+    expect((await runRaw(enqueueScript, enqueue.with(priority, 'NaN'))).message).toMatch(/^BADARG/);
+    expect((await runRaw(enqueueScript, enqueue.slice(0, -1))).message).toMatch(/^BADARG .* do not end at/);
+    const ack = ackScript.encode({
+      workerId: worker.workerId,
+      items: items.map(({ jobId, leaseToken }) => ({ jobId, leaseToken })),
+      now: T0,
+    });
+    expect((await runRaw(ackScript, ack.with(3, 2))).message).toMatch(/^BADARG ARGV\[4\] is not the stride/);
+    expect((await runRaw(ackScript, ack.with(0, 'Infinity'))).message).toMatch(/^BADARG ARGV\[1\]/);
+    const claim = claimScript.encode({
+      workerId: worker.workerId,
+      queues: ['default'],
+      max: 1,
+      now: T0,
+      leaseNonce: 'n',
+      confirmWithinMs: 1,
+      maxBytes: 1,
+    });
+    expect((await runRaw(claimScript, claim.with(5, '-1'))).message).toMatch(/^BADARG ARGV\[6\]/);
+    const beat = recordBeatScript.encode({
+      workerId: worker.workerId,
+      sequence: 1,
+      activeJobIds: jobs.map((job) => job.id),
+      now: T0,
+      expected: { state: 'running' },
+      next: { state: 'running' },
+    });
+    expect((await runRaw(recordBeatScript, beat.with(beat.length - 1, ''))).message).toMatch(/must not be empty/);
+    expect((await runRaw(recordBeatScript, beat.with(5, 'asleep'))).message).toMatch(/is not allowed here/);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('are never handed NaN or Infinity: the encoders refuse first, and nothing is written', async () => {
+    const { worker, jobs } = await busyWorker();
+    const before = await snapshot();
+    const items = jobs.map((job, i) => {
+      const outcome = h.outcome(job, { type: 'Boom', message: '' }, T0);
+      return {
+        jobId: job.id,
+        leaseToken: job.lease!.token,
+        outcome: i === 2 && outcome.state === 'retryable' ? { ...outcome, nextRetryAt: Number.NaN } : outcome,
+      };
+    });
+    expect(await refusal(store.fail({ workerId: worker.workerId, items, now: T0 }))).toMatchObject({ code: 'backend_error' });
+    expect(await refusal(store.enqueue([h.job(), { ...h.job(), expiresAt: Number.POSITIVE_INFINITY }]))).toMatchObject({
+      code: 'backend_error',
+    });
+    expect(await snapshot()).toEqual(before);
+    // The worker can still settle its jobs and leave.
+    const settled = await store.ack({
+      workerId: worker.workerId,
+      items: jobs.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token })),
+      now: T0,
+    });
+    expect(settled.every((outcome) => outcome.ok)).toBe(true);
+    expect((await store.removeWorker({ workerId: worker.workerId, recoveries: [], now: T0 })).removed).toBe(true);
+  });
+
+  it('take batches of any length, passed as one array rather than spread into a call', async () => {
+    const jobs = Array.from({ length: 8_600 }, () => h.job());
+    await store.enqueue(jobs);
+    expect((await store.listQueues({ limit: 10 })).items).toEqual([expect.objectContaining({ queue: 'default', available: 8_600 })]);
+    const items = Array.from({ length: 42_000 }, (_, i) => ({ jobId: `missing-${i}`, leaseToken: 't' }));
+    const outcomes = await store.ack({ workerId: 'w', items, now: T0 });
+    expect(outcomes).toHaveLength(42_000);
+    expect(outcomes.every((outcome) => !outcome.ok && (outcome.error as OjsError).code === 'not_found')).toBe(true);
+    expect(await store.audit()).toEqual([]);
+  }, 60_000);
+});
+
+describe('the Redis claim', () => {
+  it('puts the entries it popped but did not claim back with their scores', async () => {
+    const worker = await h.register();
+    await h.enqueue({ args: ['x'.repeat(10_000)] }, { priority: 3 }, {}, { priority: -2 });
+    const before = await client.zrange(`${keys.ready}default`, 0, -1, 'WITHSCORES');
+    const { jobs } = await store.claim({
+      workerId: worker.workerId,
+      queues: ['default'],
+      max: 4,
+      now: T0,
+      leaseNonce: 'n',
+      confirmWithinMs: 1_000,
+      maxBytes: 1,
+    });
+    expect(jobs).toHaveLength(1);
+    expect(await client.zrange(`${keys.ready}default`, 0, -1, 'WITHSCORES')).toEqual(before.slice(2));
+  });
+});
+
+describe('the Redis audit', () => {
+  it('finds nothing wrong in data the store wrote', async () => {
+    await busyWorker();
+    await h.enqueue({ queue: 'later', scheduledAt: T0 + 60_000, expiresAt: T0 + 120_000 });
+    expect(await store.audit()).toEqual([]);
+  });
+
+  it('reports what a client that bypassed the scripts broke', async () => {
+    const { worker, jobs } = await busyWorker();
+    const [waiting] = await h.enqueue({ queue: 'other', expiresAt: T0 + 60_000 });
+    const [held] = jobs;
+    await client.zrem(keys.expiries, waiting!.id);
+    await client.hincrby(`${keys.counts}default`, 'active', 5);
+    await client.zadd(keys.due, T0, 'ghost');
+    await client.sadd(`${keys.held}${worker.workerId}`, waiting!.id);
+    await client.zrem(keys.leases, held!.id);
+    await client.set(`${prefix}:stray`, '1');
+    await client.zadd(keys.queues, 0, 'empty');
+    await client.zrem(keys.workerIds, worker.workerId);
+    const problems = await store.audit();
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `job ${waiting!.id} is waiting with a deadline but not in the expiries index`,
+        'the counts of queue default say 9 active jobs, but it holds 4',
+        'the due index lists job ghost, which does not exist',
+        `worker ${worker.workerId} holds job ${waiting!.id}, which is not active under its lease (available)`,
+        `job ${held!.id} is active but not in the leases index`,
+        `key ${prefix}:stray belongs to no structure of the store`,
+        'the queue index lists empty, which holds no jobs',
+        `worker ${worker.workerId} is not in the index of worker ids`,
+      ]),
+    );
+    expect(problems).toHaveLength(8);
+  });
+
+  it('reports jobs whose index entries or worker went missing', async () => {
+    const { worker, jobs } = await busyWorker();
+    const [available] = await h.enqueue({});
+    await client.zrem(`${keys.ready}default`, available!.id);
+    await client.del(`${keys.worker}${worker.workerId}`);
+    await client.zrem(keys.workers, worker.workerId);
+    await client.zrem(keys.workerIds, worker.workerId);
+    await client.hset(`${keys.job}${jobs[0]!.id}`, 'state', 'lost');
+    const problems = await store.audit();
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `job ${available!.id} is available but not in the ready set of its queue default`,
+        `job ${jobs[1]!.id} is active under a lease of ${worker.workerId}, which is not a registered worker`,
+        `job ${jobs[0]!.id} is in no known state (lost)`,
+        `worker ${worker.workerId} is not registered but has a held set`,
+      ]),
+    );
+  });
+});
+
+describe('Redis worker removal', () => {
+  it('drops held entries of jobs the worker no longer holds instead of refusing forever', async () => {
+    const { worker, jobs } = await busyWorker();
+    const [other] = await h.enqueue({});
+    // A zombie entry (a lost write, a bug): the job is not active under this worker's lease.
+    await client.sadd(`${keys.held}${worker.workerId}`, other!.id, 'gone');
+    const recoveries = jobs.map((job) => ({
+      jobId: job.id,
+      leaseToken: job.lease!.token,
+      outcome: h.outcome(job, { type: 'worker_death', message: '' }, T0, true),
+    }));
+    const removal = await store.removeWorker({ workerId: worker.workerId, recoveries, now: T0 });
+    expect(removal.removed).toBe(true);
+    expect(removal.transitions).toHaveLength(4);
+    expect(await store.getWorker(worker.workerId)).toBeUndefined();
+    expect(await store.audit()).toEqual([]);
+  });
+
+  it('still refuses while a job the recoveries miss is really active under its lease', async () => {
+    const { worker, jobs } = await busyWorker();
+    const recoveries = jobs.slice(1).map((job) => ({
+      jobId: job.id,
+      leaseToken: job.lease!.token,
+      outcome: h.outcome(job, { type: 'worker_death', message: '' }, T0, true),
+    }));
+    expect(await store.removeWorker({ workerId: worker.workerId, recoveries, now: T0 })).toEqual({ removed: false, transitions: [] });
+    // An item decided for an earlier lease of the job does not cover it either.
+    const first = jobs[0]!;
+    const stale = { jobId: first.id, leaseToken: `${first.lease!.token}-earlier`, outcome: recoveries[0]!.outcome };
+    expect(await store.removeWorker({ workerId: worker.workerId, recoveries: [stale, ...recoveries], now: T0 })).toEqual({
+      removed: false,
+      transitions: [],
+    });
+    expect((await store.getWorker(worker.workerId))!.heldJobIds).toHaveLength(4);
+    expect(await store.audit()).toEqual([]);
+  });
+});
+
+describe('Redis queues', () => {
+  it('leave no key behind once their last job is pruned', async () => {
+    const [job] = await h.enqueue({ queue: 'brief' });
+    await store.cancel(job!.id, T0);
+    expect(await store.pruneTerminal(T0 + 1, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(1);
+    expect(Object.keys(await snapshot())).toEqual([keys.seq]);
+  });
+});
+
+describe('Redis refusals', () => {
+  it('answer a full Redis (maxmemory) with a retryable queue_full', async () => {
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      const full = await refusal(h.enqueue({}));
+      expect(full).toMatchObject({ code: 'queue_full', retryable: true, metadata: { bound: 'redis_maxmemory' } });
+      expect(full.cause).toBeInstanceOf(Error);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    await h.enqueue({});
+  });
+
+  it('answer a read-only Redis (a replica) with unavailable', async () => {
+    await client.call('REPLICAOF', '127.0.0.1', '1');
+    try {
+      expect(await refusal(h.enqueue({}))).toMatchObject({ code: 'unavailable', retryable: true });
+    } finally {
+      await client.call('REPLICAOF', 'NO', 'ONE');
+    }
+  });
+});

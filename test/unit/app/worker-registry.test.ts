@@ -1,0 +1,207 @@
+import { AppHarness, SETTINGS } from './app-harness';
+
+describe('WorkerRegistry', () => {
+  let h: AppHarness;
+
+  beforeEach(() => {
+    h = new AppHarness();
+  });
+
+  afterEach(async () => {
+    await h.stop();
+  });
+
+  describe('register', () => {
+    it('registers a worker as running and answers the protocol settings', async () => {
+      const answer = await h.app.workers.register({
+        workerId: 'w1',
+        hostname: 'host',
+        pid: 7,
+        queues: ['mail'],
+        concurrency: 4,
+        labels: [],
+      });
+
+      expect(answer).toEqual(SETTINGS);
+      const { worker, heldJobIds } = await h.app.workers.get('w1');
+      expect(worker).toMatchObject({
+        state: 'running',
+        queues: ['mail'],
+        concurrency: 4,
+        registeredAt: h.clock.now(),
+        lastBeatAt: h.clock.now(),
+      });
+      expect(heldJobIds).toEqual([]);
+      expect(h.telemetry.workerTransitions).toEqual([{ workerId: 'w1', from: 'none', to: 'running' }]);
+    });
+
+    it('refuses a second registration of a worker id that is still alive', async () => {
+      await h.register('w1');
+      h.clock.advance(SETTINGS.heartbeatTimeoutMs);
+
+      await expect(h.register('w1')).rejects.toMatchObject({ code: 'duplicate' });
+      expect(h.telemetry.workerTransitions).toHaveLength(1);
+    });
+
+    it('recovers a registration silent past the heartbeat timeout, failing its jobs as worker_death, and registers anew', async () => {
+      await h.register('w1');
+      const job = await h.enqueue();
+      await h.claimOne('w1');
+      h.clock.advance(SETTINGS.heartbeatTimeoutMs + 1);
+
+      await h.register('w1');
+
+      expect(await h.job(job.id)).toMatchObject({ state: 'available', attempt: 1, error: { type: 'worker_death' } });
+      expect((await h.app.workers.get('w1')).heldJobIds).toEqual([]);
+      expect(h.telemetry.workerTransitions).toEqual([
+        { workerId: 'w1', from: 'none', to: 'running' },
+        { workerId: 'w1', from: 'running', to: 'terminated', reason: 'dead' },
+        { workerId: 'w1', from: 'none', to: 'running' },
+      ]);
+    });
+  });
+
+  describe('beat', () => {
+    beforeEach(async () => {
+      await h.register('w1');
+    });
+
+    it('applies the state the worker reports and records the transition', async () => {
+      const outcome = await h.beat('w1', [], 'quiet');
+
+      expect(outcome).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+      expect((await h.app.workers.get('w1')).worker.state).toBe('quiet');
+      expect(h.telemetry.workerTransitions.at(-1)).toEqual({ workerId: 'w1', from: 'running', to: 'quiet' });
+    });
+
+    it('records when the worker was last heard from', async () => {
+      h.clock.advance(2_000);
+
+      await h.beat('w1');
+
+      expect((await h.app.workers.get('w1')).worker.lastBeatAt).toBe(h.clock.now());
+    });
+
+    it('keeps answering an operator directive until the worker reports reaching it', async () => {
+      await h.app.workers.direct({ workerId: 'w1' }, 'quiet');
+
+      expect((await h.beat('w1', [], 'running')).desiredState).toBe('quiet');
+      expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'running', directive: 'quiet' });
+
+      expect((await h.beat('w1', [], 'quiet')).desiredState).toBe('quiet');
+      const { worker } = await h.app.workers.get('w1');
+      expect(worker.state).toBe('quiet');
+      expect(worker.directive).toBeUndefined();
+    });
+
+    it('never takes a worker back from terminate', async () => {
+      await h.beat('w1', [], 'terminate');
+
+      expect((await h.beat('w1', [], 'running')).desiredState).toBe('terminate');
+    });
+
+    it('answers a beat older than the last one as stale and applies nothing', async () => {
+      await h.app.workers.beat({ workerId: 'w1', state: 'quiet', sequence: 5, activeJobIds: [] });
+      h.clock.advance(1_000);
+
+      const outcome = await h.app.workers.beat({ workerId: 'w1', state: 'running', sequence: 4, activeJobIds: [] });
+
+      expect(outcome.result).toBe('stale');
+      expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'quiet', lastBeatAt: h.clock.now() - 1_000 });
+    });
+
+    it('confirms the listed jobs it holds and names those cancelled meanwhile', async () => {
+      const kept = await h.enqueue();
+      const dropped = await h.enqueue();
+      await h.claim('w1');
+      await h.app.jobs.cancel(dropped.id);
+      h.clock.advance(1_000);
+
+      const outcome = await h.beat('w1', [kept.id, dropped.id]);
+
+      expect(outcome.cancelledJobIds).toEqual([dropped.id]);
+      expect((await h.job(kept.id)).lease).toMatchObject({ isConfirmed: true, renewedAt: h.clock.now() });
+    });
+
+    it('names the listed jobs that were taken back from the worker', async () => {
+      const job = await h.enqueue({ timeoutSeconds: 10, gracePeriodSeconds: 0 });
+      await h.claimOne('w1');
+      await h.beat('w1', [job.id]);
+      h.clock.advance(10_000);
+      await h.app.recovery.reclaimExpiredLeases();
+
+      expect((await h.beat('w1', [job.id])).reclaimedJobIds).toEqual([job.id]);
+    });
+
+    it('answers not_found for a worker that is not registered', async () => {
+      await expect(h.beat('nobody')).rejects.toMatchObject({ code: 'not_found' });
+    });
+  });
+
+  describe('direct', () => {
+    it('directs the workers carrying a label, skipping those that cannot take the directive', async () => {
+      await h.register('w1', { labels: ['blue'] });
+      await h.register('w2', { labels: ['blue'] });
+      await h.register('w3', { labels: ['red'] });
+      await h.beat('w2', [], 'terminate');
+      const beats = h.listen('w1');
+
+      const directed = await h.app.workers.direct({ label: 'blue' }, 'quiet');
+
+      expect(directed).toEqual(['w1']);
+      expect(beats.directives).toEqual(['quiet']);
+      expect((await h.app.workers.get('w2')).worker).toMatchObject({ state: 'terminate' });
+      expect((await h.app.workers.get('w3')).worker.directive).toBeUndefined();
+    });
+
+    it('directs the workers of a queue', async () => {
+      await h.register('w1', { queues: ['mail'] });
+      await h.register('w2', { queues: ['billing', 'mail'] });
+      await h.register('w3', { queues: ['billing'] });
+
+      expect(await h.app.workers.direct({ queue: 'mail' }, 'quiet')).toEqual(['w1', 'w2']);
+    });
+
+    it('refuses to direct a worker named by id that cannot take the directive', async () => {
+      await h.register('w1');
+      await h.beat('w1', [], 'terminate');
+
+      await expect(h.app.workers.direct({ workerId: 'w1' }, 'running')).rejects.toMatchObject({ code: 'invalid_state' });
+    });
+
+    it('answers not_found for a worker named by id that is not registered', async () => {
+      await expect(h.app.workers.direct({ workerId: 'nobody' }, 'quiet')).rejects.toMatchObject({ code: 'not_found' });
+    });
+  });
+
+  describe('deregister', () => {
+    it('removes the worker and fails the jobs it held as shutdown, back in the queue at once', async () => {
+      await h.register('w1');
+      const job = await h.enqueue();
+      await h.claimOne('w1');
+      const beats = h.listen('w1');
+
+      expect(await h.app.workers.deregister('w1')).toEqual([job.id]);
+
+      expect(await h.job(job.id)).toMatchObject({ state: 'available', attempt: 1, error: { type: 'shutdown', attempt: 1 } });
+      await expect(h.app.workers.get('w1')).rejects.toMatchObject({ code: 'not_found' });
+      expect(beats.isRemoved).toBe(true);
+      expect(h.telemetry.workerTransitions.at(-1)).toEqual({ workerId: 'w1', from: 'running', to: 'terminated', reason: 'deregistered' });
+      expect(h.telemetry.pathOf(job.id).at(-1)).toBe('active>available');
+    });
+
+    it('discards a held job whose last attempt it was', async () => {
+      await h.register('w1');
+      const job = await h.enqueue({ retry: { maxAttempts: 1 } });
+      await h.claimOne('w1');
+
+      await h.app.workers.deregister('w1');
+
+      expect(await h.job(job.id)).toMatchObject({ state: 'discarded', error: { type: 'shutdown' } });
+    });
+
+    it('answers not_found for a worker that is not registered', async () => {
+      await expect(h.app.workers.deregister('nobody')).rejects.toMatchObject({ code: 'not_found' });
+    });
+  });
+});
