@@ -4,7 +4,7 @@ const transform = {
 
 /**
  * Two projects: everything on the in-memory store, and the gRPC integration
- * tests again on Redis (plus the multi-replica tests, which need it). The
+ * and fuzz tests again on Redis (plus the multi-replica tests, which need it). The
  * Redis project starts one redis-server of its own for the run; each test
  * server in it uses a key prefix of its own. Integration tests share one
  * server per file.
@@ -18,13 +18,13 @@ module.exports = {
       displayName: 'memory',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk}/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk,fuzz}/**/*.test.ts'],
     },
     {
       displayName: 'redis',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/{integration,replicas}/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/{integration,replicas,fuzz}/**/*.test.ts'],
       // Starting the server process is about its own flags and signals, whatever the store.
       testPathIgnorePatterns: ['/test/integration/main-process\\.test\\.ts$'],
       globalSetup: '<rootDir>/test/support/redis-global-setup.ts',

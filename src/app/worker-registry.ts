@@ -5,11 +5,13 @@ import {
   afterDirective,
   afterReport,
   normalizeRegistration,
+  workerSizeBound,
   type Worker,
   type WorkerRegistration,
   type WorkerState,
 } from '../domain/worker';
-import { MAX_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
+import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
+import { MAX_PAGE_SIZE, pageWithinBytes, type Page, type PageRequest } from '../domain/paging';
 import type { BeatOutcome, WorkerFilter, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
 import type { Recovery } from './recovery';
@@ -148,7 +150,13 @@ export class WorkerRegistry {
   /** One page of the registered workers, filtered by label or queue. */
   async list(filter: WorkerFilter, page: PageRequest): Promise<Page<WorkerSnapshot>> {
     assertTarget(filter);
-    return this.ctx.store.listWorkers({ ...page, ...(hasFilter(filter) ? { filter } : {}), scanBudget: WORKER_SCAN_BUDGET });
+    const found = await this.ctx.store.listWorkers({ ...page, ...(hasFilter(filter) ? { filter } : {}), scanBudget: WORKER_SCAN_BUDGET });
+    return pageWithinBytes(
+      found,
+      DELIVERY_BUDGET_BYTES,
+      ({ worker, heldJobIds }) => workerSizeBound(worker, heldJobIds.length),
+      ({ worker }) => worker.workerId,
+    );
   }
 
   /** Every worker the filter matches, read page by page so that no store call reads them all. */

@@ -144,6 +144,8 @@ export class WorkerStreams {
     if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available')));
     // A full worker cannot take the jobs it was woken for: wake another one.
     if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
+    // The claim stopped at its byte budget, not for want of jobs: the next one takes more.
+    if (result.isBudgetSpent && result.freeCapacity > 0) session.wake();
     return result;
   }
 

@@ -138,6 +138,15 @@ export function payloadTooLarge(field: string, actualBytes: number, maxBytes: nu
   });
 }
 
+/** A batch whose answer could not fit one gRPC message: the client should split it. */
+export function batchTooLarge(field: string, bytes: number, maxBytes: number): OjsError {
+  const description = `would need an answer of about ${bytes} bytes; at most ${maxBytes} fit one message: split the batch`;
+  return new OjsError('payload_too_large', `${field}: ${description}`, {
+    fieldViolations: [{ field, description }],
+    metadata: { field, actual_bytes: String(bytes), max_bytes: String(maxBytes) },
+  });
+}
+
 /** An Ack's result is larger than the limit: the job stays active (ojs-results 7.2). */
 export function resultTooLarge(jobId: string, actualBytes: number, maxBytes: number): OjsError {
   const description = `is ${actualBytes} bytes; at most ${maxBytes} are accepted (store it elsewhere and return a reference)`;

@@ -1,8 +1,15 @@
-import { invalidPayload, invalidRequest, payloadTooLarge, type FieldViolation } from './errors';
+import { batchTooLarge, invalidPayload, invalidRequest, payloadTooLarge, type FieldViolation } from './errors';
 import { hasControlCharacters, jobIdProblem, jobTypeProblem, queueNameProblem } from './identifiers';
 import type { Job } from './job';
 import { checkJson, checkJsonObject, type JsonObject, type JsonValue } from './json';
-import { MAX_ENQUEUE_BATCH, META_MAX_BYTES, SCHEMA_MAX_CHARS, SPECVERSION_MAX_CHARS, type PayloadLimits } from './limits';
+import {
+  DELIVERY_BUDGET_BYTES,
+  MAX_ENQUEUE_BATCH,
+  META_MAX_BYTES,
+  SCHEMA_MAX_CHARS,
+  SPECVERSION_MAX_CHARS,
+  type PayloadLimits,
+} from './limits';
 import { resolveRetryPolicy, type RetryPolicyInput } from './retry-policy';
 import { timestampProblem } from './timestamps';
 
@@ -110,6 +117,8 @@ function payload(
 export interface SubmissionProblems {
   violations: FieldViolation[];
   oversized: { field: string; bytes: number; maxBytes: number }[];
+  /** Bytes the jobs built so far take in the answer to their enqueue, at most. */
+  answerBytes: number;
 }
 
 /**
@@ -142,6 +151,7 @@ export function buildJob(submission: JobSubmission, creation: JobCreation, path:
 
   const { args, meta, bytes } = payload(submission, bad);
   if (bytes > creation.limits.maxJobBytes) problems.oversized.push({ field: field('args'), bytes, maxBytes: creation.limits.maxJobBytes });
+  problems.answerBytes += bytes + 6 * args.length;
 
   const priority = submission.priority ?? 0;
   if (!Number.isInteger(priority) || priority < PRIORITY_MIN || priority > PRIORITY_MAX) {
@@ -202,21 +212,39 @@ export function buildJob(submission: JobSubmission, creation: JobCreation, path:
   if (schema !== '') job.schema = schema;
   if (totalTimeoutMs !== undefined) job.totalTimeoutMs = totalTimeoutMs;
   if (enqueueTtlMs !== undefined) job.enqueueTtlMs = enqueueTtlMs;
+  problems.answerBytes += envelopeBytes(job);
   return job;
+}
+
+/** The envelope fields other than args and meta, as encoded in an answer: at most this many bytes. */
+const ENVELOPE_FIXED_BYTES = 512;
+
+/** An upper bound on a new job's envelope without its args and meta: its strings (3 bytes a character at most) and the fixed fields. */
+function envelopeBytes(job: Job): number {
+  const chars =
+    job.id.length +
+    job.type.length +
+    job.queue.length +
+    job.specversion.length +
+    (job.schema?.length ?? 0) +
+    job.retry.nonRetryableErrors.reduce((sum, type) => sum + type.length + 2, 0);
+  return 3 * chars + ENVELOPE_FIXED_BYTES;
 }
 
 /**
  * Builds a batch, all or nothing: an `invalid_payload` error lists every
  * violation; otherwise a `payload_too_large` error names the first job over
- * the limit.
+ * the limit, or the batch when its answer would not fit one message.
  */
 export function buildJobs(submissions: readonly JobSubmission[], creation: JobCreation): Job[] {
   if (submissions.length === 0) throw invalidRequest('jobs', 'at least one job is required');
   if (submissions.length > MAX_ENQUEUE_BATCH) throw invalidRequest('jobs', `at most ${MAX_ENQUEUE_BATCH} jobs per call`);
-  const problems: SubmissionProblems = { violations: [], oversized: [] };
+  const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
   const jobs = submissions.map((submission, i) => buildJob(submission, creation, `jobs[${i}]`, problems));
   if (problems.violations.length > 0) throw invalidPayload(problems.violations);
   const [oversized] = problems.oversized;
   if (oversized !== undefined) throw payloadTooLarge(oversized.field, oversized.bytes, oversized.maxBytes);
+  // The answer carries every stored envelope: a batch whose answer a client could not receive is refused before it is stored.
+  if (problems.answerBytes > DELIVERY_BUDGET_BYTES) throw batchTooLarge('jobs', problems.answerBytes, DELIVERY_BUDGET_BYTES);
   return jobs;
 }

@@ -107,3 +107,10 @@ export function normalizeRegistration(input: WorkerRegistration, violations: Fie
   if (input.startedAt !== undefined) check('started_at', timestampProblem(input.startedAt));
   return { ...input, queues, concurrency };
 }
+
+/** At most this many bytes describe a worker in an answer (3 bytes a character, ids of held jobs, fixed fields). */
+export function workerSizeBound(worker: WorkerRegistration, heldJobs: number): number {
+  const chars =
+    worker.workerId.length + worker.hostname.length + [...worker.queues, ...worker.labels].reduce((sum, name) => sum + name.length + 2, 0);
+  return 3 * chars + 40 * heldJobs + 256;
+}

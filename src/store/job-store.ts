@@ -166,6 +166,8 @@ export interface ClaimResult {
   jobs: Job[];
   /** Capacity left after this claim. */
   freeCapacity: number;
+  /** The claim stopped at its byte budget with a job left that would not fit: claim again for more. */
+  isBudgetSpent: boolean;
 }
 
 export interface ReleaseParams {

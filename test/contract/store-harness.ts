@@ -50,7 +50,7 @@ export class StoreHarness {
 
   /** A valid job, built by the domain as the application would. */
   job(submission: Partial<JobSubmission> = {}, options: { now?: number; pending?: boolean } = {}): Job {
-    const problems: SubmissionProblems = { violations: [], oversized: [] };
+    const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
     const job = buildJob(
       { type: 'contract.job', args: [], ...submission },
       {

@@ -1,6 +1,7 @@
-import fc from 'fast-check';
-import type { DeepPartial, Job } from '../../gen/ojs/server/v1/job';
+import * as fc from 'fast-check';
+import { JobState, type DeepPartial, type Job } from '../../gen/ojs/server/v1/job';
 import { MAX_JSON_DEPTH } from '../../src/domain/json';
+import { invalidJson, nestedObjects, rawTimestamp, storableTimestamp, validJson } from './hostile-values';
 import type { RawSecondsNanos } from './raw-protobuf';
 
 /**
@@ -86,48 +87,6 @@ export interface EnvelopeCase {
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
-/** n arrays, one inside the other, around 1. */
-export function nestedArrays(levels: number): unknown {
-  let value: unknown = 1;
-  for (let i = 0; i < levels; i++) value = [value];
-  return value;
-}
-
-/** n objects, one inside the other ({a: {a: ... 1}}). */
-export function nestedObjects(levels: number): unknown {
-  let value: unknown = 1;
-  for (let i = 0; i < levels; i++) value = { a: value };
-  return value;
-}
-
-/** JSON a producer may send: unicode of every UTF-8 length, -0, extreme doubles, nesting to the limit (31 levels inside an argument). */
-export const validJson: fc.Arbitrary<unknown> = fc.oneof(
-  { arbitrary: fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' }), weight: 4 },
-  { arbitrary: fc.jsonValue({ maxDepth: 2, stringUnit: 'grapheme' }), weight: 2 },
-  fc.constantFrom<unknown>(-0, [-0, { z: -0 }], Number.MAX_VALUE, Number.MIN_VALUE, -(2 ** 53) - 2, '', '\u{10ffff}', 'a\u0000b', '\ud800'),
-  fc.constant(nestedArrays(MAX_JSON_DEPTH - 1)),
-);
-
-/**
- * JSON no store can hold as it is: non-finite numbers, values without a
- * kind, nesting past the limit. `depth` is where the value sits (an
- * argument is one level down, a result at the top), so that the shallowest
- * value too deep is the one just past the limit.
- */
-export function invalidJson(depth: number): fc.Arbitrary<unknown> {
-  return fc.constantFrom<unknown>(
-    Number.NaN,
-    Infinity,
-    -Infinity,
-    undefined,
-    [1, Number.NaN],
-    { a: [Infinity] },
-    [undefined],
-    nestedArrays(MAX_JSON_DEPTH + 1 - depth),
-    nestedArrays(40),
-  );
-}
-
 const validDurations = fc.oneof(
   fc.constantFrom<string | undefined>(undefined, 'PT1S', 'PT0.5S', 'PT0.001S', 'PT5M', 'P1D', 'P365D', 'P52W', 'PT8760H', 'P1W2DT3H4M5.5S'),
   fc.integer({ min: 1, max: 3_600 }).map((n) => `PT${n}S`),
@@ -147,7 +106,11 @@ const invalidDurations = fc.constantFrom(
   'PTInfinityH',
   '-PT1S',
 );
-/** Long enough to pass most initial intervals: a max_interval shorter than the initial one is refused. */
+/** Mostly short, and max_interval mostly long: a max_interval shorter than the initial one is refused. */
+const validInitialIntervals = fc.oneof(
+  { arbitrary: fc.constantFrom<string | undefined>(undefined, 'PT1S', 'PT0.5S', 'PT0.001S', 'PT5M'), weight: 4 },
+  validDurations,
+);
 const validMaxIntervals = fc.oneof(
   { arbitrary: fc.constantFrom<string | undefined>(undefined, 'PT5M', 'P1D', 'P365D', 'P52W', 'PT8760H'), weight: 4 },
   validDurations,
@@ -158,7 +121,7 @@ const negativeSeconds = fc.constantFrom(-1, -60, INT32_MIN);
 /** Every retry field valid. */
 const validRetry: fc.Arbitrary<RetrySpec> = fc.record({
   maxAttempts: fc.constantFrom(undefined, 0, 1, 3, 25, INT32_MAX),
-  initialInterval: validDurations,
+  initialInterval: validInitialIntervals,
   backoffCoefficient: fc.constantFrom(undefined, 1, 1.5, 2, 10, 1e308),
   maxInterval: validMaxIntervals,
   jitter: fc.constantFrom(undefined, true, false),
@@ -225,10 +188,14 @@ const validSpec: fc.Arbitrary<EnvelopeSpec> = fc.record({
     fc.constant({ deep: nestedObjects(MAX_JSON_DEPTH - 1) }),
   ),
   priority: fc.oneof(fc.constantFrom(0, -1000, 1000), fc.integer({ min: -1000, max: 1000 })),
-  timeout: seconds([0, 1, 60, INT32_MAX]),
+  timeout: fc.oneof({ arbitrary: fc.constantFrom(0, 1, 60), weight: 4 }, seconds([INT32_MAX])),
   visibilityTimeout: seconds([0, 1, INT32_MAX]),
   // Mostly none or long enough: one shorter than the timeout is refused.
-  totalTimeout: fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, seconds([1, 60, INT32_MAX])),
+  totalTimeout: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 4 },
+    { arbitrary: fc.constantFrom(86_400, INT32_MAX), weight: 2 },
+    seconds([1, 60]),
+  ),
   enqueueTtl: seconds([0, 1, INT32_MAX]),
   heartbeatTimeout: seconds([0, 1, INT32_MAX]),
   gracePeriod: fc.constantFrom(undefined, 0, 30, INT32_MAX),
@@ -254,26 +221,9 @@ const invalidSpec: { [K in keyof EnvelopeSpec]?: fc.Arbitrary<EnvelopeSpec[K]> }
 };
 const INVALID_KEYS = Object.keys(invalidSpec) as (keyof EnvelopeSpec)[];
 
-const NOW_SECONDS = 1_767_225_600n;
-const LAST_SECOND = 253_402_300_799n; // 9999-12-31T23:59:59Z
-
-/** Timestamps at and beyond 1970 and 9999, seconds no Date holds (10^13) and beyond the safe integer range, odd nanos. */
-export const rawTimestamp: fc.Arbitrary<RawSecondsNanos> = fc.record({
-  seconds: fc.oneof(
-    { arbitrary: fc.constantFrom(NOW_SECONDS - 86_400n, NOW_SECONDS + 86_400n, NOW_SECONDS + 3_600n), weight: 6 },
-    { arbitrary: fc.bigInt(0n, LAST_SECOND), weight: 3 },
-    { arbitrary: fc.constantFrom(0n, 1n, -1n, LAST_SECOND, LAST_SECOND + 1n, 10n ** 13n, 8_640_000_000_000n, -62_135_596_800n), weight: 2 },
-    fc.constantFrom(2n ** 53n, -(2n ** 53n), 2n ** 63n - 1n, -(2n ** 63n)),
-  ),
-  nanos: fc.oneof(
-    { arbitrary: fc.constant(0), weight: 4 },
-    fc.constantFrom(999_999_999, 500_000, 1, -1, 1_000_000_000, INT32_MAX, INT32_MIN),
-  ),
-});
-
 const ignoredFields: fc.Arbitrary<DeepPartial<Job>> = fc.record(
   {
-    state: fc.integer({ min: 0, max: 9 }),
+    state: fc.constantFrom(JobState.JOB_STATE_COMPLETED, JobState.JOB_STATE_ACTIVE, JobState.JOB_STATE_DISCARDED),
     attempt: fc.integer({ min: INT32_MIN, max: INT32_MAX }),
     workerId: fc.string({ unit: 'binary', maxLength: 8 }),
     deadLetter: fc.boolean(),
@@ -284,24 +234,32 @@ const ignoredFields: fc.Arbitrary<DeepPartial<Job>> = fc.record(
   { requiredKeys: [] },
 );
 
-/** Single envelopes may carry padding to the size limits; batches stay well below a request's 4 MiB. */
-export function envelopeCase(options: { maySizeUp: boolean }): fc.Arbitrary<EnvelopeCase> {
+/**
+ * An envelope alone in its request may carry padding to the size limits and
+ * undecodable timestamps; one of a batch stays well below a request's 4 MiB
+ * and decodable. A clean one has no invalid field (only the rules between
+ * fields may still refuse it), so that a batch is not always refused whole.
+ */
+export function envelopeCase(options: { isAlone: boolean; isClean?: boolean }): fc.Arbitrary<EnvelopeCase> {
+  const isClean = options.isClean ?? false;
+  const timestamp = isClean ? storableTimestamp : rawTimestamp(options.isAlone);
   const padding = (limit: number) =>
-    options.maySizeUp
-      ? fc.oneof({ arbitrary: fc.constant(0), weight: 6 }, fc.integer({ min: limit - 40, max: limit + 8 }))
-      : fc.constant(0);
+    options.isAlone ? fc.oneof({ arbitrary: fc.constant(0), weight: 6 }, fc.integer({ min: limit - 40, max: limit + 8 })) : fc.constant(0);
+  const never = fc.constant(undefined);
   return fc
     .record({
       valid: validSpec,
       invalid: fc.record(invalidSpec as Required<typeof invalidSpec>),
-      invalidKeys: fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, fc.subarray(INVALID_KEYS, { minLength: 1, maxLength: 3 })),
-      badRetry: fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 }, invalidRetry),
-      scheduledAt: fc.option(rawTimestamp, { nil: undefined, freq: 2 }),
-      expiresAt: fc.option(rawTimestamp, { nil: undefined, freq: 2 }),
+      invalidKeys: isClean
+        ? fc.constant([])
+        : fc.oneof({ arbitrary: fc.constant([]), weight: 3 }, fc.subarray(INVALID_KEYS, { minLength: 1, maxLength: 3 })),
+      badRetry: isClean ? never : fc.oneof({ arbitrary: never, weight: 5 }, invalidRetry),
+      scheduledAt: fc.option(timestamp, { nil: undefined, freq: 2 }),
+      expiresAt: fc.option(timestamp, { nil: undefined, freq: 2 }),
       paddingChars: padding(1024 * 1024),
       metaPaddingChars: padding(64 * 1024),
       ignored: ignoredFields,
-      ignoredTimestamps: fc.array(fc.tuple(fc.constantFrom(22, 23, 24, 25, 29), rawTimestamp), { maxLength: 1 }),
+      ignoredTimestamps: fc.array(fc.tuple(fc.constantFrom(22, 23, 24, 25, 29), rawTimestamp(options.isAlone)), { maxLength: 1 }),
       result: fc.oneof(
         { arbitrary: validJson.map((value) => ({ value, isValid: true })), weight: 4 },
         invalidJson(0).map((value) => ({ value, isValid: false })),

@@ -1,3 +1,4 @@
+import { Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
 import { Job } from '../../gen/ojs/server/v1/job';
 import { EnqueueRequest } from '../../gen/ojs/server/v1/job_service';
@@ -32,8 +33,6 @@ export interface EnvelopeVerdict {
   invalid: string[];
   /** Args and meta together are over the job size limit. */
   isTooLarge: boolean;
-  /** The decoded envelope. */
-  job: Job;
 }
 
 export type EnqueueVerdict = { isDecodable: false } | { isDecodable: true; envelopes: EnvelopeVerdict[] };
@@ -98,7 +97,7 @@ function judgeEnvelope(job: Job, envelopeCase: EnvelopeCase, limits: { maxJobByt
     if (check.ok && check.bytes > META_MAX_BYTES) invalid.push('meta');
     else if (check.ok) bytes += check.bytes;
   }
-  return { invalid, isTooLarge: bytes > limits.maxJobBytes, job };
+  return { invalid, isTooLarge: bytes > limits.maxJobBytes };
 }
 
 function isStorableTime(ms: number): boolean {
@@ -112,9 +111,40 @@ function intervalMs(text: string | undefined): number | undefined {
 }
 
 /** Whether a field a refusal names is one of `invalid` fields of envelope `index`. */
-export function namesInvalidField(field: string, index: number, invalid: readonly string[]): boolean {
+function namesInvalidField(field: string, index: number, invalid: readonly string[]): boolean {
   const base = `jobs[${index}].`;
   if (!field.startsWith(base)) return false;
   const rest = field.slice(base.length);
   return invalid.some((path) => rest === path || rest.startsWith(`${path}[`) || rest.startsWith(`${path}.`));
+}
+
+/** What the server must answer: a status (OK: accepted), and which fields a refusal may name. */
+export interface ExpectedAnswer {
+  code: Status;
+  /** ErrorInfo reasons the answer may carry ('' for none). */
+  reasons: string[];
+  /** Whether a refusal may name `field`. */
+  mayName: (field: string) => boolean;
+}
+
+/**
+ * The answer to an Enqueue the verdict calls for. An undecodable request is
+ * refused naming only "request"; invalid envelopes with INVALID_ARGUMENT
+ * naming only invalid fields (one may hide others: the server need not list
+ * every one); otherwise a job over the size limit with RESOURCE_EXHAUSTED.
+ */
+export function expectedAnswer(verdict: EnqueueVerdict): ExpectedAnswer {
+  if (!verdict.isDecodable) return { code: Status.INVALID_ARGUMENT, reasons: ['invalid_request'], mayName: (field) => field === 'request' };
+  const { envelopes } = verdict;
+  if (envelopes.some((envelope) => envelope.invalid.length > 0)) {
+    return {
+      code: Status.INVALID_ARGUMENT,
+      reasons: ['invalid_request', 'invalid_payload'],
+      mayName: (field) => envelopes.some((envelope, i) => namesInvalidField(field, i, envelope.invalid)),
+    };
+  }
+  const tooLarge = envelopes.flatMap((envelope, i) => (envelope.isTooLarge ? [`jobs[${i}].args`] : []));
+  if (tooLarge.length > 0)
+    return { code: Status.RESOURCE_EXHAUSTED, reasons: ['payload_too_large'], mayName: (field) => tooLarge.includes(field) };
+  return { code: Status.OK, reasons: [''], mayName: () => false };
 }

@@ -51,6 +51,7 @@ export class TestServer {
 
   private constructor(
     readonly server: RunningServer,
+    private readonly store: JobStore,
     readonly spans: InMemorySpanExporter,
     readonly metrics: CollectingMetricReader,
     readonly logger: RecordingLogger,
@@ -79,7 +80,7 @@ export class TestServer {
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,
     });
-    return new TestServer(auditedOnFirstStop(server, store), spans, metrics, logger);
+    return new TestServer(auditedOnFirstStop(server, store), store, spans, metrics, logger);
   }
 
   get address(): string {
@@ -91,6 +92,11 @@ export class TestServer {
     const clients = connectTo(this.address);
     this.channels.push(clients.channel);
     return clients;
+  }
+
+  /** Every broken invariant of the store's data (JobStore.audit); stop() checks it too. */
+  audit(): Promise<string[]> {
+    return this.store.audit();
   }
 
   /** Runs every background task once, as the loops would. */

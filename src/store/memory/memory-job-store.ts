@@ -85,7 +85,7 @@ export class MemoryJobStore implements JobStore {
 
   async claim(params: ClaimParams): Promise<ClaimResult> {
     const entry = this.workerSlot(params.workerId);
-    if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0 };
+    if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false };
     const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
     const jobs: Job[] = [];
     let bytes = 0;
@@ -122,7 +122,7 @@ export class MemoryJobStore implements JobStore {
       }
     }
     this.flush();
-    return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size) };
+    return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size), isBudgetSpent };
   }
 
   async releaseUndelivered(params: ReleaseParams): Promise<JobTransition[]> {

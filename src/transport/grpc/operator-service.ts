@@ -3,7 +3,7 @@ import type { Application } from '../../app/application';
 import { invalidRequest } from '../../domain/errors';
 import type { JobEvent } from '../../domain/job-event';
 import { queueNameProblem, workerIdProblem } from '../../domain/identifiers';
-import { pageRequest } from '../../domain/paging';
+import { MAX_PAGE_SIZE, pageRequest } from '../../domain/paging';
 import type { WorkerFilter, WorkerTarget, WorkerSnapshot } from '../../store/job-store';
 import type {
   ListQueuesRequest,
@@ -43,8 +43,9 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
   async setWorkerState(request: SetWorkerStateRequest) {
     const state = fromProtoWorkerState(request.state);
     if (state === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
-    const target = toTarget(request.target);
-    return { workerIds: await this.app.workers.direct(target, state) };
+    const directed = await this.app.workers.direct(toTarget(request.target), state);
+    // An answer names a bounded number of workers, however large the fleet.
+    return { workerIds: directed.slice(0, MAX_PAGE_SIZE), directed: directed.length };
   }
 
   async listQueues(request: ListQueuesRequest) {

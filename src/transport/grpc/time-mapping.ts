@@ -14,6 +14,13 @@ export function toDuration(ms: number): Duration {
   return { seconds, nanos: (ms - seconds * 1000) * 1_000_000 };
 }
 
+/**
+ * Whole milliseconds of a Duration, away from zero: a wait of a nanosecond
+ * is one millisecond (not 0, which means "no limit"), and a negative
+ * duration stays negative for the domain to refuse.
+ */
 export function fromDuration(duration: Duration | undefined): number | undefined {
-  return duration === undefined ? undefined : duration.seconds * 1000 + Math.round(duration.nanos / 1_000_000);
+  if (duration === undefined) return undefined;
+  const ms = duration.seconds * 1000 + duration.nanos / 1_000_000;
+  return ms > 0 ? Math.ceil(ms) : ms < 0 ? Math.floor(ms) : 0;
 }

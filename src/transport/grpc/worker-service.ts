@@ -1,6 +1,6 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
-import { assertField, invalidRequest, OjsError, workerNotFound } from '../../domain/errors';
+import { assertField, invalidRequest, OjsError, quote, workerNotFound } from '../../domain/errors';
 import type { ProgressInput } from '../../domain/progress';
 import { workerIdProblem } from '../../domain/identifiers';
 import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
@@ -221,7 +221,8 @@ function toSettlementResult(jobId: string, outcome: SettlementOutcome): Settleme
   }
   const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
   return {
-    jobId,
+    // A refused item's id may be anything a client sent: echo it shortened, so 10,000 of them fit one answer.
+    jobId: quote(jobId),
     ok: false,
     errorCode: error.code,
     errorMessage: error.message,

@@ -13,7 +13,7 @@ const creation: JobCreation = {
 };
 
 function build(submission: Partial<JobSubmission>, overrides: Partial<JobCreation> = {}) {
-  const problems: SubmissionProblems = { violations: [], oversized: [] };
+  const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
   const job = buildJob({ type: 'email.send', args: [], ...submission }, { ...creation, ...overrides }, 'job', problems);
   const { violations } = problems;
   return { job, violations, oversized: problems.oversized, fields: violations.map((v) => v.field) };

@@ -71,8 +71,10 @@ export interface SetWorkerStateRequest {
 }
 
 export interface SetWorkerStateResponse {
-  /** The workers that were directed. */
+  /** The workers that were directed: the first 1,000 of them, in id order. */
   workerIds: string[];
+  /** How many workers were directed. */
+  directed: number;
 }
 
 export interface WatchEventsRequest {
@@ -613,13 +615,16 @@ export const SetWorkerStateRequest: MessageFns<SetWorkerStateRequest> = {
 };
 
 function createBaseSetWorkerStateResponse(): SetWorkerStateResponse {
-  return { workerIds: [] };
+  return { workerIds: [], directed: 0 };
 }
 
 export const SetWorkerStateResponse: MessageFns<SetWorkerStateResponse> = {
   encode(message: SetWorkerStateResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.workerIds) {
       writer.uint32(10).string(v!);
+    }
+    if (message.directed !== 0) {
+      writer.uint32(16).int32(message.directed);
     }
     return writer;
   },
@@ -645,6 +650,14 @@ export const SetWorkerStateResponse: MessageFns<SetWorkerStateResponse> = {
             message.workerIds.push(reader.string());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.directed = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -663,6 +676,7 @@ export const SetWorkerStateResponse: MessageFns<SetWorkerStateResponse> = {
   fromPartial(object: DeepPartial<SetWorkerStateResponse>): SetWorkerStateResponse {
     const message = createBaseSetWorkerStateResponse();
     message.workerIds = object.workerIds?.map((e) => e) || [];
+    message.directed = object.directed ?? 0;
     return message;
   },
 };

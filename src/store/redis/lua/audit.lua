@@ -16,8 +16,10 @@
   beat, and by id); held sets belong to registered workers and list only
   jobs active under their lease, never more than the worker's concurrency.
   Allowed, because scripts drop them lazily on the way: finished-list
-  entries whose job is gone or left that state (RetryJob, pruning), and an
-  active job without a soft-timeout entry (take-soft-timeouts took it).
+  entries whose job is gone or left that state (RetryJob, pruning), an
+  active job without a soft-timeout entry (take-soft-timeouts took it), and
+  an available job missing from its ready set while its waiting deadline is
+  indexed (a claim passed over it for its expiry; the expiry pass discards it).
   ARGV: 1 SCAN pattern matching every key of the deployment (keys.ts),
         2 key budget (most keys examined), 3 most problems reported.
   Returns: {sentence...}, empty when the data is consistent; the last ones
@@ -149,17 +151,20 @@ for id, job in pairs(jobs) do
   elseif queue then
     tally[queue] = tally[queue] or {}
     tally[queue][state] = (tally[queue][state] or 0) + 1
+    local deadline = WAITING[state] and waitingDeadline(job.discardAt, job.ttlAt, job.attempt)
     if state == 'available' then
       local score = ready[queue] and ready[queue][id]
+      -- A claim drops a job past its waiting deadline from the ready set; the expiry pass,
+      -- which finds it through the expiries index, then discards it.
+      local isDropped = deadline and expiries[id] ~= nil
       if not score then
-        problem('job ' .. id .. ' is available but not in the ready set of its queue ' .. queue)
+        if not isDropped then problem('job ' .. id .. ' is available but not in the ready set of its queue ' .. queue) end
       elseif math.floor(score / SEQ_SPAN) ~= PRIORITY_MAX - tonumber(job.priority or 0) then
         problem('job ' .. id .. ' is in the ready set of ' .. queue .. ' with a score not of its priority ' .. tostring(job.priority))
       end
     end
     if state == 'scheduled' then expectScore('due', due, id, job.scheduledAt, state) end
     if state == 'retryable' then expectScore('due', due, id, job.nextRetryAt, state) end
-    local deadline = WAITING[state] and waitingDeadline(job.discardAt, job.ttlAt, job.attempt)
     if deadline then expectScore('expiries', expiries, id, deadline, 'waiting with a deadline') end
     if state == 'active' then
       local worker = job.leaseWorker

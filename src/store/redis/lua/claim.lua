@@ -21,7 +21,7 @@
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
            {{id, attempt, lease expires at, body, enqueued at, errors, error,
-             checkpoint}...}}.
+             checkpoint}...}, stopped at the byte budget (0/1)}.
   Bounded: at most `max` jobs, and entries popped beyond them go back.
   Atomic: one script; every argument is checked before the first write.
 ]]
@@ -37,7 +37,7 @@ for q = firstQueue, firstQueue + queueCount - 1 do queues[#queues + 1] = argId(q
 
 local worker = redis.call('HMGET', K.worker .. workerId, 'desired', 'concurrency')
 if not worker[1] then return { 'not_found' } end
-if worker[1] ~= 'running' then return { 'ok', 0, 0, {} } end
+if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0 } end
 local held = K.held .. workerId
 local free = tonumber(worker[2]) - redis.call('SCARD', held)
 local limit = math.min(max, free)
@@ -90,4 +90,4 @@ for _, queue in ipairs(queues) do
   if isFull then break end
 end
 finish()
-return { 'ok', 1, free - #claimed, claimed }
+return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0 }

@@ -24,10 +24,11 @@ export const claimScript = declareScript({
   decode(reply, params): ClaimResult {
     const { status, rest } = readStatus(reply, 'claim');
     if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
-    const [isRunning, free, claimed] = rest;
+    const [isRunning, free, claimed, isFull] = rest;
     return {
       isRunning: readInteger(isRunning, 'claim isRunning') === 1,
       freeCapacity: Math.max(0, readInteger(free, 'claim free capacity')),
+      isBudgetSpent: readInteger(isFull, 'claim stopped at the byte budget') === 1,
       jobs: readArray(claimed, 'claimed jobs').map((job) => decodeClaimedJob(job, params.workerId, params.leaseNonce, params.now)),
     };
   },
