@@ -12,6 +12,11 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   private failure: { error: unknown } | undefined;
   private readonly wakeup = new Wakeup();
 
+  /** Items pushed and not yet taken. */
+  get size(): number {
+    return this.items.length;
+  }
+
   push(item: T): void {
     if (this.done) return;
     this.items.push(item);

@@ -1,6 +1,8 @@
+import { trace, type Tracer } from '@opentelemetry/api';
 import type { Job, JobError } from '../gen/ojs/server/v1/job';
 import type { Delivery, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 import { failureForRefusedAck, failureForRefusedFail, JobAborted, sdkJobError, toJobError, type AbortKind } from './errors';
+import { ExecutionSpan, SDK_TRACER } from './execution-span';
 import type { JobContext, JobHandler } from './job-context';
 import type { Logger } from './logger';
 import { Wakeup } from '../lib/wakeup';
@@ -22,6 +24,8 @@ export class RunningJob {
   constructor(
     readonly job: Job,
     readonly leaseToken: string,
+    /** The span its handler runs in, ended with its outcome. */
+    readonly span: ExecutionSpan,
   ) {}
 
   get id(): string {
@@ -66,6 +70,8 @@ export class JobRunner {
   /** Notified whenever a job is released (for a drain to wait on). */
   readonly released = new Wakeup();
   private readonly run: (ctx: JobContext) => Promise<unknown>;
+  /** The global API's tracer: a no-op until the application registers an OpenTelemetry SDK, before or after the worker starts. */
+  private readonly tracer: Tracer = trace.getTracer(SDK_TRACER);
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: JobRunnerDeps) {
@@ -81,7 +87,7 @@ export class JobRunner {
   start(delivery: Delivery): RunningJob | undefined {
     const job = delivery.job;
     if (job === undefined || this.active.has(job.id)) return undefined;
-    const running = new RunningJob(job, delivery.leaseToken);
+    const running = new RunningJob(job, delivery.leaseToken, new ExecutionSpan(this.tracer, job, this.deps.workerId));
     this.active.set(job.id, running);
     // Timeouts are whole seconds: one sweep a second checks them all, instead of timers per job.
     if (job.timeout > 0) this.sweeper ??= setInterval(() => this.sweepTimeouts(), SECOND).unref();
@@ -107,7 +113,9 @@ export class JobRunner {
     if (running.isSettled) return;
     running.isSettled = true;
     this.deps.logger.warn({ jobId: running.id, type }, `failing a job whose handler did not stop: ${message}`);
-    await this.settle(running, () => this.reportFailure(running, sdkJobError(type, message)));
+    const error = sdkJobError(type, message);
+    running.span.failed(error, running.job.attempt);
+    await this.settle(running, () => this.reportFailure(running, error));
   }
 
   /** Stops the timeout sweep (the worker is stopping). */
@@ -135,7 +143,7 @@ export class JobRunner {
     const context = new RunningJobContext(running, this.deps);
     let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
     try {
-      outcome = { ok: true, result: await this.run(context) };
+      outcome = { ok: true, result: await running.span.run(() => this.run(context)) };
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -145,15 +153,19 @@ export class JobRunner {
     if (reason !== undefined && (reason.kind === 'cancelled' || reason.kind === 'reclaimed')) {
       // The job was cancelled or taken back: an answer would be refused.
       context.logger.info({ reason: reason.kind }, 'job stopped');
+      if (reason.kind === 'cancelled') running.span.cancelled();
+      else running.span.failed(sdkJobError(reason.kind, reason.message), running.job.attempt);
       this.release(running);
       return;
     }
     if (outcome.ok) {
+      running.span.succeeded();
       await this.settle(running, () => this.acknowledge(running, outcome.result));
       return;
     }
     const error = reason !== undefined ? sdkJobError(reason.kind, reason.message) : toJobError(outcome.error);
     if (reason === undefined) context.logger.warn({ err: outcome.error }, 'job failed');
+    running.span.failed(error, running.job.attempt, outcome.error);
     await this.settle(running, () => this.reportFailure(running, error));
   }
 

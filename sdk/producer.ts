@@ -1,11 +1,13 @@
-import { ClientError, Status } from 'nice-grpc';
+import { Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
 import { Job, type DeepPartial } from '../gen/ojs/server/v1/job';
-import { pause } from '../lib/pause';
-import { Backoff } from './backoff';
 import { connect, type Connection, type ConnectionOptions } from './connection';
+import { outcomeOf } from './job-outcome';
+import { waitUntilFinished, type ResultOptions } from './job-waiter';
 import { compose, type Middleware } from './middleware';
 import { isSizeRefusal } from './refusals';
+import { activeTraceMeta } from './trace-context';
+import { hasStatus, retryWhileUnreachable } from './unreachable';
 
 /** What a producer sets on a job: its type, and whatever else it needs. */
 export type JobSpec = DeepPartial<Job> & { type: string };
@@ -18,12 +20,21 @@ export type EnqueueMiddleware = Middleware<JobSpec, Job>;
  * An enqueueAll is atomic, so a larger one cannot be split.
  */
 const MAX_ENQUEUE_BATCH = 1_000;
+/** The longest wait one WaitForJob call may ask for (the server's limit). */
+const MAX_RESULT_CALL_WAIT_MS = 3_600_000;
 
 export interface ProducerOptions extends Partial<ConnectionOptions> {
   /** Most jobs in one coalesced Enqueue call, from 1 to 1,000. Default 500. */
   maxBatch?: number;
   /** How many times a call is tried again while the server is unreachable. Default 5. */
   retries?: number;
+  /**
+   * Longest one WaitForJob call of `result()` waits on the server before it
+   * answers and is made again, in milliseconds, up to an hour. Default 30 s
+   * (the server's own default); lower it behind a proxy that cuts calls
+   * idle for less.
+   */
+  resultCallWaitMs?: number;
 }
 
 interface Waiting {
@@ -38,6 +49,8 @@ interface Waiting {
  * job in it), each caller still getting its own stored envelope or error.
  * Every job gets a client-side UUIDv7 id unless it has one, which makes a
  * retried call safe: a job the server already took is not stored twice.
+ * A job enqueued while a span is active carries its trace context. And
+ * `result()` waits for a job to finish.
  */
 export class Producer {
   private readonly connection: Connection;
@@ -46,12 +59,18 @@ export class Producer {
   private isFlushScheduled = false;
   private readonly maxBatch: number;
   private readonly retries: number;
+  private readonly resultCallWaitMs: number;
 
   constructor(options: ProducerOptions = {}) {
     this.maxBatch = options.maxBatch ?? 500;
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1 || this.maxBatch > MAX_ENQUEUE_BATCH)
       throw new RangeError(`maxBatch must be a whole number from 1 to ${MAX_ENQUEUE_BATCH} (the server's limit), got ${this.maxBatch}`);
     this.retries = options.retries ?? 5;
+    this.resultCallWaitMs = options.resultCallWaitMs ?? 30_000;
+    if (!Number.isInteger(this.resultCallWaitMs) || this.resultCallWaitMs < 1 || this.resultCallWaitMs > MAX_RESULT_CALL_WAIT_MS)
+      throw new RangeError(
+        `resultCallWaitMs must be a whole number of milliseconds from 1 to ${MAX_RESULT_CALL_WAIT_MS} (the server's limit), got ${this.resultCallWaitMs}`,
+      );
     this.connection = connect({
       address: options.address ?? process.env['OJS_SERVER'] ?? '127.0.0.1:9090',
       ...(options.credentials ? { credentials: options.credentials } : {}),
@@ -81,14 +100,14 @@ export class Producer {
         `enqueueAll takes at most ${MAX_ENQUEUE_BATCH} jobs (the server's limit on one Enqueue), got ${specs.length}; ` +
           'an atomic batch cannot be split: use enqueue() for jobs that need not be stored together',
       );
-    if (this.middleware.length === 0) return this.send(specs.map(withId));
+    if (this.middleware.length === 0) return this.send(specs.map(toJob));
     const passed = new Map<number, Job>();
     const position = new Map<number, number>();
     const stored = deferred<Job[]>();
     const reached = specs.map(() => deferred<void>());
     const chains = specs.map((spec, i) =>
       compose(this.middleware, async (job: JobSpec) => {
-        passed.set(i, withId(job));
+        passed.set(i, toJob(job));
         reached[i]!.resolve();
         return (await stored.promise)[position.get(i)!]!;
       })(spec),
@@ -107,13 +126,39 @@ export class Producer {
     return Promise.all(chains);
   }
 
+  /**
+   * Waits for a job to finish and resolves with its result, the value its
+   * handler returned (Temporal's `handle.result()`, BullMQ's
+   * `job.waitUntilFinished()`). Rejects with a JobFailedError carrying the
+   * last error when the job was discarded, with a JobCancelledError when it
+   * was cancelled, with a JobWaitTimeoutError when `timeoutMs` passes first,
+   * and with the signal's reason when `signal` aborts. Takes the job's id or
+   * the job `enqueue` resolved with. The server is asked with WaitForJob,
+   * which answers as soon as the job finishes, on whichever replica it
+   * finished; a job the server no longer holds (never enqueued, or removed
+   * after its retention period) is refused with NOT_FOUND.
+   *
+   * ```ts
+   * const job = await producer.enqueue({ type: 'report.build', args: [42] });
+   * const report = await producer.result(job, { timeoutMs: 60_000 });
+   * ```
+   */
+  async result(job: string | Pick<Job, 'id'>, options: ResultOptions = {}): Promise<unknown> {
+    const jobId = typeof job === 'string' ? job : job.id;
+    const finished = await waitUntilFinished(this.connection.jobs, jobId, options, {
+      retries: this.retries,
+      callWaitMs: this.resultCallWaitMs,
+    });
+    return outcomeOf(finished);
+  }
+
   close(): void {
     this.connection.close();
   }
 
   private batched(spec: JobSpec): Promise<Job> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ spec: withId(spec), resolve, reject });
+      this.waiting.push({ spec: toJob(spec), resolve, reject });
       if (this.waiting.length >= this.maxBatch) this.flush();
       else if (!this.isFlushScheduled) {
         this.isFlushScheduled = true;
@@ -148,16 +193,8 @@ export class Producer {
   }
 
   /** Sends, retrying while the server is unreachable. */
-  private async send(jobs: Job[]): Promise<Job[]> {
-    const backoff = new Backoff(100, 2_000);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.tryEnqueue(jobs, attempt > 0);
-      } catch (error) {
-        if (!hasStatus(error, Status.UNAVAILABLE) || attempt >= this.retries) throw error;
-        await pause(backoff.next());
-      }
-    }
+  private send(jobs: Job[]): Promise<Job[]> {
+    return retryWhileUnreachable((isRetry) => this.tryEnqueue(jobs, isRetry), { retries: this.retries });
   }
 
   /**
@@ -188,10 +225,6 @@ export class Producer {
   }
 }
 
-function hasStatus(error: unknown, status: Status): boolean {
-  return error instanceof ClientError && error.code === status;
-}
-
 /**
  * Whether jobs of a refused batch may pass on their own: the server refused
  * one job's content (INVALID_ARGUMENT), its id (ALREADY_EXISTS) or its size,
@@ -201,9 +234,21 @@ function mayPassAlone(error: unknown): boolean {
   return hasStatus(error, Status.INVALID_ARGUMENT) || hasStatus(error, Status.ALREADY_EXISTS) || isSizeRefusal(error);
 }
 
-function withId(spec: JobSpec): Job {
+/**
+ * The job as sent: the spec with a client-side id unless it has one, and
+ * the caller's active trace context in meta unless it carries a traceparent
+ * of its own (ojs-distributed-tracing 6.1), so that the job's spans join the
+ * caller's trace. A tracestate belongs to its traceparent: it is replaced
+ * (or dropped) with it.
+ */
+function toJob(spec: JobSpec): Job {
   const job = Job.fromPartial(spec);
   if (job.id === '') job.id = uuidv7();
+  const trace = job.meta?.['traceparent'] === undefined ? activeTraceMeta() : undefined;
+  if (trace !== undefined) {
+    const { tracestate: _replaced, ...meta } = job.meta ?? {};
+    job.meta = { ...meta, ...trace };
+  }
   return job;
 }
 

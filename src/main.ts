@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { systemClock } from './domain/clock';
 import { ConfigError, loadConfig, usage, type BackendConfig } from './config/config';
+import type { EventRetention } from './domain/retention';
 import type { JobStore } from './store/job-store';
 import { RedisJobStore } from './store/redis/redis-job-store';
 import { loadDescriptorSet } from './descriptor-set';
@@ -25,11 +26,11 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env, argv);
   // Synchronous writes: the server logs little, and an exit never loses or reorders its last lines.
   const logger = pino(
-    { level: config.logLevel, base: { service: 'ojs-grpc-server', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    { level: config.logLevel, base: { service: SERVICE_NAME, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
     pino.destination({ dest: 1, sync: true }),
   );
   const telemetry = startTelemetry(process.env);
-  const store = await openStore(config.backend, (error) =>
+  const store = await openStore(config.backend, config.events, (error) =>
     logger.warn({ err: error, connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS }, 'store unreachable at start-up; retrying'),
   );
   const server = await startServer({
@@ -45,6 +46,8 @@ async function main(): Promise<void> {
     limits: config.limits,
     retention: config.retention,
     maintenance: config.maintenance,
+    // The name telemetry exports under names the deployment in event sources too.
+    service: process.env['OTEL_SERVICE_NAME'] || SERVICE_NAME,
     descriptorSet: loadDescriptorSet(),
     serverVersion: SERVER_VERSION,
     runMaintenance: true,
@@ -83,12 +86,15 @@ async function main(): Promise<void> {
   logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
 }
 
+/** The server's name in logs, and in event sources unless OTEL_SERVICE_NAME names the deployment. */
+const SERVICE_NAME = 'ojs-grpc-server';
+
 /** How long a starting server waits for its store. */
 const STORE_CONNECT_TIMEOUT_MS = 30_000;
 
 /** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */
-async function openStore(backend: BackendConfig, onWaiting: (error: Error) => void): Promise<JobStore> {
-  if (backend.kind === 'memory') return new MemoryJobStore({ maxJobs: backend.maxJobs, maxBytes: backend.maxBytes });
+async function openStore(backend: BackendConfig, events: EventRetention, onWaiting: (error: Error) => void): Promise<JobStore> {
+  if (backend.kind === 'memory') return new MemoryJobStore({ maxJobs: backend.maxJobs, maxBytes: backend.maxBytes, events });
   return RedisJobStore.connect({
     url: backend.url,
     prefix: backend.prefix,
@@ -97,6 +103,7 @@ async function openStore(backend: BackendConfig, onWaiting: (error: Error) => vo
     pingIntervalMs: backend.pingIntervalMs,
     pingTimeoutMs: backend.pingTimeoutMs,
     commandTimeoutMs: backend.commandTimeoutMs,
+    events,
   });
 }
 

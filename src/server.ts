@@ -23,6 +23,8 @@ export interface ServerOptions {
   limits: PayloadLimits;
   retention: RetentionPolicy;
   maintenance: MaintenanceIntervals;
+  /** This deployment's name in event sources (ojs://<service>/...). */
+  service: string;
   descriptorSet: Uint8Array;
   serverVersion: string;
   /** Start the background loops; tests that drive time by hand call `maintenance.runOnce()` instead. */
@@ -40,18 +42,20 @@ export interface RunningServer {
 
 /** Wires the application over a store and serves it over gRPC. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const telemetry = new OtelTelemetry(options.tracer, options.meter, options.clock);
+  const telemetry = new OtelTelemetry(options.tracer, options.meter);
   const app = createApplication({
     store: options.store,
     clock: options.clock,
     settings: options.protocol,
     limits: options.limits,
+    service: options.service,
     retention: options.retention,
     entropy: options.entropy,
     telemetry,
     logger: options.logger,
   });
   telemetry.observeHeartbeatAges(() => app.recovery.heartbeatAges());
+  telemetry.observeQueueCounts(() => app.queues.countsForMetrics());
   const maintenance = new Maintenance(app, options.maintenance);
   const grpc = await startGrpcServer(app, {
     host: options.host,
@@ -73,7 +77,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await grpc.shutdown(timeoutMs);
       await maintenance.stop();
       app.streams.stop();
-      app.events.stop();
       await options.store.close();
     },
   };

@@ -6,6 +6,7 @@ import { PRIORITY_MAX, PRIORITY_MIN } from '../src/domain/job-submission';
 import { leaseToken } from '../src/domain/lease';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/domain/limits';
 import { MAX_PAGE_SIZE } from '../src/domain/paging';
+import { MINUTE_MS, THROUGHPUT_MINUTES } from '../src/domain/throughput';
 import { MAX_CONCURRENCY, NEXT_WORKER_STATES } from '../src/domain/worker';
 import { projectRoot } from '../src/project-root';
 
@@ -62,10 +63,10 @@ export function luaPrelude(): string {
   fails while this file is stale.
 
   The domain's rules that the scripts apply, prepended to every script
-  before lib/ojs.lua: job states and the transitions the state machine
+  before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
-  worker states (worker.ts), and the bounds and formats the scripts check
-  their arguments against.
+  worker states (worker.ts), the bounds and formats the scripts check
+  their arguments against, and the unit of queue throughput.
 ]]
 
 -- Every job state, in the domain's order.
@@ -93,6 +94,10 @@ local TIMESTAMP_MAX_MS = ${TIMESTAMP_MAX_MS}
 
 -- Most items of one listing page.
 local MAX_PAGE_SIZE = ${MAX_PAGE_SIZE}
+
+-- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
+local MINUTE_MS = ${MINUTE_MS}
+local THROUGHPUT_MINUTES = ${THROUGHPUT_MINUTES}
 
 -- A lease token is "<claim nonce>${leaseTokenSeparator()}<attempt>" (lease.ts leaseToken).
 local LEASE_TOKEN_SEPARATOR = '${leaseTokenSeparator()}'

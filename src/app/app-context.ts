@@ -27,6 +27,8 @@ export interface AppContext {
   settings: ProtocolSettings;
   /** The configurable size limits of jobs and results. */
   limits: PayloadLimits;
+  /** This deployment's name in event sources (ojs://<service>/...). */
+  service: string;
   retention: RetentionPolicy;
   entropy: Entropy;
   telemetry: Telemetry;

@@ -1,6 +1,10 @@
 import type { AppContext } from './app-context';
+import { BulkChanges } from './bulk-changes';
 import { EventFeed } from './event-feed';
 import { JobCommands } from './job-commands';
+import { JobListing } from './job-listing';
+import { JobResults } from './job-results';
+import { QueueAdmin } from './queue-admin';
 import { Recovery } from './recovery';
 import { Settlement } from './settlement';
 import { WorkerRegistry } from './worker-registry';
@@ -15,6 +19,10 @@ export interface Application {
   readonly recovery: Recovery;
   readonly streams: WorkerStreams;
   readonly events: EventFeed;
+  readonly listing: JobListing;
+  readonly bulk: BulkChanges;
+  readonly queues: QueueAdmin;
+  readonly results: JobResults;
 }
 
 export function createApplication(context: AppContext): Application {
@@ -26,6 +34,10 @@ export function createApplication(context: AppContext): Application {
     workers: new WorkerRegistry(context, recovery),
     recovery,
     streams: new WorkerStreams(context),
-    events: new EventFeed(context.store),
+    events: new EventFeed(context),
+    listing: new JobListing(context),
+    bulk: new BulkChanges(context),
+    queues: new QueueAdmin(context),
+    results: new JobResults(context),
   };
 }

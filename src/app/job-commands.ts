@@ -33,7 +33,7 @@ export class JobCommands {
       pending: options.pending,
     });
     await ctx.store.enqueue(jobs);
-    ctx.telemetry.jobTransitions(jobs.map((job) => transitionOf(job, 'none')));
+    ctx.telemetry.jobTransitions(jobs.map((job) => transitionOf(job, 'none', job.createdAt)));
     return jobs;
   }
 
@@ -62,7 +62,9 @@ export class JobCommands {
   }
 
   private record(change: StateChange): Job {
-    if (change.from !== change.job.state) this.ctx.telemetry.jobTransitions([transitionOf(change.job, change.from, change.workerId)]);
+    if (change.from !== change.job.state) {
+      this.ctx.telemetry.jobTransitions([transitionOf(change.job, change.from, this.ctx.clock.now(), change.workerId)]);
+    }
     return change.job;
   }
 }

@@ -1,4 +1,4 @@
-import type { JobEvent } from '../domain/job-event';
+import type { JobState } from '../domain/job';
 import type { JobTransition, WorkerTransition } from '../domain/transition';
 
 /** Structured logger (pino's calling convention: context object, then message). */
@@ -16,18 +16,27 @@ export interface HeartbeatAge {
   ageMs: number;
 }
 
+/** How many jobs of a queue are in each state, as the queue gauges report them. */
+export type QueueJobCounts = { queue: string } & Record<JobState, number>;
+
 /**
- * Where the server's observations go: the OpenTelemetry implementation makes
- * a span per transition and per event, and keeps the metrics of timeouts.md
- * section 11.2.
+ * Where the server's observations go. The OpenTelemetry implementation
+ * makes a span per transition, in the job's trace, carrying the lifecycle
+ * events it stands for (ojs-events 3, derived by the domain's event
+ * catalog), and keeps the metrics of ojs-events 7 and timeouts.md 11.2.
  */
 export interface Telemetry {
+  /** Job state changes this replica made (each replica reports its own, so counters sum across replicas). */
   jobTransitions(transitions: readonly JobTransition[]): void;
   workerTransition(transition: WorkerTransition): void;
-  /** A timeout event (timeouts.md 11.1), recorded by the replica that caused it. */
-  jobEvent(event: JobEvent): void;
   /** Where the heartbeat-age gauge reads from when metrics are collected. */
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void;
+  /**
+   * Where the queue gauges read the jobs of each queue per state from when
+   * metrics are collected; `read` should bound its own cost (it runs on
+   * every collection).
+   */
+  observeQueueCounts(read: () => Promise<QueueJobCounts[]>): void;
 }
 
 /** Sources of identity and chance, injected so tests can pin them. */

@@ -5,7 +5,6 @@ import { activeExpiryCause, activeExpiryReport, waitingExpiryReport } from '../d
 import type { WorkerSnapshot } from '../store/job-store';
 import type { AppContext } from './app-context';
 import type { HeartbeatAge } from './ports';
-import { TimeoutEvents, type RecordedError } from './timeout-events';
 
 /** How many jobs or workers one background pass handles at most. */
 const RECOVERY_BATCH = 500;
@@ -24,11 +23,7 @@ const HEARTBEAT_SAMPLE = 10_000;
  * was decided for.
  */
 export class Recovery {
-  private readonly events: TimeoutEvents;
-
-  constructor(private readonly ctx: AppContext) {
-    this.events = new TimeoutEvents(ctx);
-  }
+  constructor(private readonly ctx: AppContext) {}
 
   /** scheduled and retryable jobs whose time has come become available. */
   async promoteDue(): Promise<number> {
@@ -46,13 +41,12 @@ export class Recovery {
     const now = ctx.clock.now();
     const found = await ctx.store.findExpiredWaiting(now, RECOVERY_BATCH);
     if (found.length === 0) return 0;
-    const recorded: RecordedError[] = found.map((job) => ({ job, error: stampError(waitingExpiryReport(job, now), job.attempt, now) }));
-    const transitions = await ctx.store.discardWaiting({
-      items: recorded.map(({ job, error }) => ({ jobId: job.id, expectedState: job.state, error, errors: appendError(job.errors, error) })),
-      now,
+    const items = found.map((job) => {
+      const error = stampError(waitingExpiryReport(job, now), job.attempt, now);
+      return { jobId: job.id, expectedState: job.state, error, errors: appendError(job.errors, error) };
     });
+    const transitions = await ctx.store.discardWaiting({ items, now });
     ctx.telemetry.jobTransitions(transitions);
-    await this.events.emit(recorded, transitions);
     return transitions.length;
   }
 
@@ -80,7 +74,7 @@ export class Recovery {
     const found = await ctx.store.findExpiredLeases(now, RECOVERY_BATCH);
     if (found.length === 0) return 0;
     const undelivered: Job[] = [];
-    const recorded: (RecordedError & { leaseToken: string; outcome: FailureOutcome })[] = [];
+    const recorded: { job: Job; leaseToken: string; outcome: FailureOutcome }[] = [];
     for (const job of found) {
       const cause = activeExpiryCause(job, now, ctx.settings.heartbeatTimeoutMs);
       if (cause === undefined) continue;
@@ -89,16 +83,15 @@ export class Recovery {
         continue;
       }
       const outcome = decideFailure(job, activeExpiryReport(job, cause, now), { now, random: () => ctx.entropy.random() });
-      recorded.push({ job, error: outcome.error, workerId: job.lease!.workerId, leaseToken: job.lease!.token, outcome });
+      recorded.push({ job, leaseToken: job.lease!.token, outcome });
     }
     const released = await this.releaseUndelivered(undelivered, now);
     const items = recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome, requireExpired: true }));
     const transitions = items.length === 0 ? [] : await ctx.store.recover({ items, now });
     ctx.telemetry.jobTransitions(transitions);
     if (transitions.length > 0) {
-      const causes = Object.fromEntries(recorded.map(({ job, error }) => [job.id, error.type]));
       ctx.logger.warn(
-        { reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: causes[t.jobId], to: t.to })) },
+        { reclaimed: transitions.map((t) => ({ jobId: t.jobId, cause: t.error?.type, to: t.to })) },
         'reclaimed jobs whose lease lapsed',
       );
       // A worker still running a reclaimed job should stop it: its answer will be refused.
@@ -107,8 +100,12 @@ export class Recovery {
         transitions.flatMap((t) => (t.workerId === undefined ? [] : [{ jobId: t.jobId, workerId: t.workerId }])),
       );
     }
-    await this.events.emit(recorded, transitions);
     return released + transitions.length;
+  }
+
+  /** Removes recorded events older than the event retention (their count is bounded as they are recorded). */
+  async pruneEvents(): Promise<number> {
+    return this.ctx.store.pruneFacts(this.ctx.clock.now());
   }
 
   /** Removes finished jobs past their retention (drains up to a bounded number of batches). */
@@ -173,11 +170,6 @@ export class Recovery {
     const log = { workerId: worker.workerId, recoveredJobIds: removal.transitions.map((t) => t.jobId) };
     if (reason === 'dead') ctx.logger.warn(log, 'worker declared dead; its jobs were recovered');
     else ctx.logger.info(log, 'worker deregistered');
-    // A retry that could not finish within the total timeout is discarded as total_timeout (timeouts.md 9.1).
-    await this.events.emit(
-      recorded.map(({ job, outcome }) => ({ job, error: outcome.error, workerId: worker.workerId })),
-      removal.transitions,
-    );
     return removal.transitions.map((t) => t.jobId);
   }
 

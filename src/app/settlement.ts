@@ -16,7 +16,6 @@ import {
 } from '../domain/settlement-checks';
 import type { SettlementOutcome } from '../store/job-store';
 import type { AppContext } from './app-context';
-import { TimeoutEvents } from './timeout-events';
 
 /**
  * ACK and FAIL, single or batched. Each item stands alone: one stale lease
@@ -24,11 +23,7 @@ import { TimeoutEvents } from './timeout-events';
  * store in chunks, so no store operation grows with what a client sends.
  */
 export class Settlement {
-  private readonly events: TimeoutEvents;
-
-  constructor(private readonly ctx: AppContext) {
-    this.events = new TimeoutEvents(ctx);
-  }
+  constructor(private readonly ctx: AppContext) {}
 
   async ack(workerId: string, inputs: readonly CompletionInput[]): Promise<SettlementOutcome[]> {
     assertField('worker_id', workerIdProblem(workerId));
@@ -120,13 +115,6 @@ export class Settlement {
       });
     }
     this.record(outcomes);
-    // A worker-side timeout, or a retry that could not end within the total timeout (timeouts.md 9.1);
-    // only for the items that applied (a job listed twice is settled, and reported, once).
-    const applied = decided.filter(({ index }) => outcomes[index]!.ok);
-    await this.events.emit(
-      applied.map(({ job, outcome }) => ({ job, error: outcome.error, workerId })),
-      outcomes.flatMap((o) => (o.ok ? [o.transition] : [])),
-    );
     return outcomes;
   }
 

@@ -141,7 +141,7 @@ export class WorkerStreams {
       maxBytes: DELIVERY_BUDGET_BYTES,
     });
     session.freeCapacity = result.freeCapacity;
-    if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available')));
+    if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available', job.startedAt!)));
     // A full worker cannot take the jobs it was woken for: wake another one.
     if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
     // The claim stopped at its byte budget, not for want of jobs: the next one takes more.
@@ -193,8 +193,6 @@ export class WorkerStreams {
         return;
       case 'jobsReclaimed':
         for (const listener of this.listenersOf(signal.workerId)) listener.reclaimed(signal.jobIds);
-        return;
-      case 'event':
         return;
       case 'workerRemoved':
         this.sessions.get(signal.workerId)?.end('worker_removed');

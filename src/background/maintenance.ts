@@ -19,6 +19,7 @@ export class Maintenance {
   readonly reclaimExpiredLeases: BackgroundLoop;
   readonly removeDeadWorkers: BackgroundLoop;
   readonly pruneTerminal: BackgroundLoop;
+  readonly pruneEvents: BackgroundLoop;
 
   constructor(app: Application, intervals: MaintenanceIntervals) {
     const logger = app.context.logger;
@@ -30,6 +31,7 @@ export class Maintenance {
     this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());
     this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
     this.pruneTerminal = loop('prune-terminal', intervals.reapIntervalMs, () => app.recovery.pruneTerminal());
+    this.pruneEvents = loop('prune-events', intervals.reapIntervalMs, () => app.recovery.pruneEvents());
   }
 
   /**
@@ -47,6 +49,7 @@ export class Maintenance {
       this.signalSoftTimeouts,
       this.reclaimExpiredLeases,
       this.pruneTerminal,
+      this.pruneEvents,
     ];
   }
 

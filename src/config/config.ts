@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ProtocolSettings } from '../app/app-context';
 import type { MaintenanceIntervals } from '../background/maintenance';
 import { payloadLimitsProblem, type PayloadLimits } from '../domain/limits';
-import type { RetentionPolicy } from '../domain/retention';
+import type { EventRetention, RetentionPolicy } from '../domain/retention';
 import { parseByteSize } from '../../lib/byte-size';
 import { parseDuration } from '../../lib/duration';
 
@@ -28,6 +28,8 @@ export interface Config {
   protocol: ProtocolSettings;
   limits: PayloadLimits;
   retention: RetentionPolicy;
+  /** How many events, and for how long, the store keeps for watchers to resume from. */
+  events: EventRetention;
   maintenance: MaintenanceIntervals;
   /** How long a stopping server lets in-flight calls finish. */
   shutdownTimeoutMs: number;
@@ -167,6 +169,18 @@ export const SETTINGS = {
     defaultValue: '7d',
     description: 'how long discarded (dead-letter) jobs stay, for inspection and RetryJob',
   },
+  eventRetentionCount: {
+    env: 'OJS_EVENT_RETENTION_COUNT',
+    flag: 'event-retention-count',
+    defaultValue: '100000',
+    description: 'most events kept for WatchEvents to resume from (0: no event log; live watchers see nothing)',
+  },
+  eventRetentionAge: {
+    env: 'OJS_EVENT_RETENTION_AGE',
+    flag: 'event-retention-age',
+    defaultValue: '24h',
+    description: 'how long events are kept',
+  },
   retentionMaxJobs: {
     env: 'OJS_RETENTION_MAX_JOBS',
     flag: 'retention-max-jobs',
@@ -274,6 +288,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
   const maxJobs = Number(raw('retentionMaxJobs'));
   if (!Number.isInteger(maxJobs) || maxJobs < 0)
     problems.push(`${describe('retentionMaxJobs')} must be a whole number, got "${raw('retentionMaxJobs')}"`);
+  const eventCount = Number(raw('eventRetentionCount'));
+  if (!Number.isSafeInteger(eventCount) || eventCount < 0)
+    problems.push(`${describe('eventRetentionCount')} must be a whole number, got "${raw('eventRetentionCount')}"`);
+  const events: EventRetention = { maxCount: eventCount, maxAgeMs: duration('eventRetentionAge') };
   const retention: RetentionPolicy = {
     completedMs: duration('retentionCompleted'),
     cancelledMs: duration('retentionCancelled'),
@@ -292,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     protocol,
     limits,
     retention,
+    events,
     maintenance: { promoteIntervalMs: duration('promoteInterval'), reapIntervalMs: duration('reapInterval') },
     shutdownTimeoutMs: duration('shutdownTimeout'),
     logLevel,

@@ -13,6 +13,8 @@ export type ErrorCode =
   | 'result_too_large'
   /** The store holds as much as it is allowed to (memory bound, Redis maxmemory). */
   | 'queue_full'
+  /** A resume point older than what is retained (WatchEvents after an event the log no longer holds). */
+  | 'out_of_range'
   | 'unavailable'
   | 'backend_error';
 
@@ -164,4 +166,16 @@ export function storeFull(bound: string, detail: string, cause?: unknown): OjsEr
 /** Throws `invalid_request` naming `field` when a validation rule found a problem with it. */
 export function assertField(field: string, problem: string | undefined): void {
   if (problem !== undefined) throw invalidRequest(field, problem);
+}
+
+/** A watcher asked to resume after an event the log no longer holds: it cannot be told what it missed. */
+export function eventsPruned(after: string, oldest: string | undefined): OjsError {
+  const held = oldest === undefined ? 'the log holds no events' : `the oldest event the log holds is ${oldest}`;
+  return new OjsError(
+    'out_of_range',
+    `events after ${quote(after)} are no longer retained (${held}); read the jobs' state, then watch from now`,
+    {
+      metadata: { after: quote(after), ...(oldest === undefined ? {} : { oldest }) },
+    },
+  );
 }

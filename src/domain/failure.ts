@@ -1,15 +1,18 @@
 import type { Job, JobError } from './job';
 import { appendError, stampError, type FailureReport } from './job-error';
 import { backoffDelayMs, isNonRetryable } from './retry-policy';
-import { retryFitsTotalTimeout, timeoutReport } from './timeouts';
+import { retryFitsTotalTimeout, timeoutReport, withTimeoutDetails } from './timeouts';
 
 /**
  * Where a failed attempt sends a job. The domain decides; a store only checks
  * that the attempt is still the one the decision was made for, and applies it.
  */
-export type FailureOutcome = { error: JobError; errors: JobError[] } & (
-  { state: 'retryable'; nextRetryAt: number } | { state: 'available' } | { state: 'discarded'; deadLetter: boolean }
-);
+export type FailureOutcome = {
+  error: JobError;
+  errors: JobError[];
+  /** The attempts the job's policy allows: what its job.retrying event reports. */
+  maxAttempts: number;
+} & ({ state: 'retryable'; nextRetryAt: number } | { state: 'available' } | { state: 'discarded'; deadLetter: boolean });
 
 export interface FailureContext {
   now: number;
@@ -31,10 +34,11 @@ export interface FailureContext {
  * including a retry that could not finish in time (timeouts.md 5.2, 9.1).
  */
 export function decideFailure(job: Job, report: FailureReport, context: FailureContext): FailureOutcome {
-  const error = stampError(report, job.attempt, context.now);
+  const error = stampError(withTimeoutDetails(job, report, context.now), job.attempt, context.now);
   const errors = appendError(job.errors, error);
   const policy = job.retry;
-  const discard = (deadLetter: boolean): FailureOutcome => ({ state: 'discarded', deadLetter, error, errors });
+  const { maxAttempts } = policy;
+  const discard = (deadLetter: boolean): FailureOutcome => ({ state: 'discarded', deadLetter, error, errors, maxAttempts });
   switch (report.code) {
     case 'discard':
     case 'fail':
@@ -53,8 +57,8 @@ export function decideFailure(job: Job, report: FailureReport, context: FailureC
   const delayMs = context.requeueAtOnce === true ? 0 : backoffDelayMs(policy, job.attempt, context.random);
   if (!retryFitsTotalTimeout(job, context.now, delayMs)) {
     const totalError = stampError(timeoutReport('total', job.totalTimeoutMs!, context.now - job.createdAt), job.attempt, context.now);
-    return { state: 'discarded', deadLetter: exhausted, error: totalError, errors: appendError(errors, totalError) };
+    return { state: 'discarded', deadLetter: exhausted, error: totalError, errors: appendError(errors, totalError), maxAttempts };
   }
-  if (context.requeueAtOnce === true) return { state: 'available', error, errors };
-  return { state: 'retryable', nextRetryAt: context.now + delayMs, error, errors };
+  if (context.requeueAtOnce === true) return { state: 'available', error, errors, maxAttempts };
+  return { state: 'retryable', nextRetryAt: context.now + delayMs, error, errors, maxAttempts };
 }

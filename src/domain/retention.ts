@@ -18,3 +18,14 @@ export const DEFAULT_RETENTION: Readonly<RetentionPolicy> = Object.freeze({
   discardedMs: 7 * 86_400_000,
   maxJobs: 100_000,
 });
+
+/**
+ * How long recorded events stay readable (ojs-events 9.3): the newest
+ * `maxCount` facts (0 turns the log off), none older than `maxAgeMs`.
+ */
+export interface EventRetention {
+  maxCount: number;
+  maxAgeMs: number;
+}
+
+export const DEFAULT_EVENT_RETENTION: Readonly<EventRetention> = Object.freeze({ maxCount: 100_000, maxAgeMs: 86_400_000 });

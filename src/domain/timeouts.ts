@@ -126,3 +126,31 @@ export function retryFitsTotalTimeout(job: Job, now: number, delayMs: number): b
   const total = totalDeadline(job);
   return total === undefined || now + delayMs + job.timeoutMs <= total;
 }
+
+/** The timeout kind an error type names (timeouts.md 8), if it names one. */
+const TIMEOUT_KIND_OF: Readonly<Record<string, TimeoutKind>> = {
+  timeout: 'execution',
+  stalled: 'stalled',
+  enqueue_ttl_expired: 'enqueue_ttl',
+  total_timeout: 'total',
+};
+
+/**
+ * A failure report with the details every timeout error carries (timeouts.md
+ * 8: timeout_kind, limit_seconds, elapsed_seconds). A timeout the server
+ * detected has them already (timeoutReport); one a worker reported may not,
+ * and then the job's own limit and times at `now` fill in.
+ */
+export function withTimeoutDetails(job: Job, report: FailureReport, now: number): FailureReport {
+  const kind = TIMEOUT_KIND_OF[report.type];
+  if (kind === undefined || typeof report.details?.['timeout_kind'] === 'string') return report;
+  const limitsMs: Record<TimeoutKind, number> = {
+    execution: job.timeoutMs,
+    stalled: job.heartbeatTimeoutMs,
+    enqueue_ttl: job.enqueueTtlMs ?? 0,
+    total: job.totalTimeoutMs ?? 0,
+  };
+  const since = kind === 'execution' || kind === 'stalled' ? (job.startedAt ?? job.createdAt) : job.createdAt;
+  const { details } = timeoutReport(kind, limitsMs[kind], now - since);
+  return { ...report, details: { ...details, ...report.details } };
+}

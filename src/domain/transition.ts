@@ -1,22 +1,13 @@
+import type { JobFact } from './event-facts';
 import type { Job, JobState } from './job';
+import { summarizeError } from './event-facts';
 import type { WorkerState } from './worker';
 
-/** One job changing state: what telemetry records for every transition. */
-export interface JobTransition {
-  jobId: string;
-  type: string;
-  queue: string;
-  from: JobState | 'none';
-  to: JobState;
-  attempt: number;
-  workerId?: string;
-  /** When the attempt started: for a job entering or leaving active. */
-  startedAt?: number;
-  /** When the job became available: for a job entering active. */
-  enqueuedAt?: number;
-  /** The error the transition recorded, for an attempt that failed. */
-  errorType?: string;
-}
+/**
+ * One job changing state: what telemetry records for every transition, and
+ * (with its kind) the fact a store logs for it (event-facts.ts JobFact).
+ */
+export type JobTransition = Omit<JobFact, 'kind'>;
 
 /** One worker changing state; "none" before registration, "terminated" after removal. */
 export interface WorkerTransition {
@@ -27,9 +18,9 @@ export interface WorkerTransition {
   reason?: string;
 }
 
-/** The transition that produced `job` from a job in state `from`. */
-export function transitionOf(job: Job, from: JobState | 'none', workerId?: string): JobTransition {
-  const record: JobTransition = { jobId: job.id, type: job.type, queue: job.queue, from, to: job.state, attempt: job.attempt };
+/** The transition that produced `job` from a job in state `from`, at `at`. */
+export function transitionOf(job: Job, from: JobState | 'none', at: number, workerId?: string): JobTransition {
+  const record: JobTransition = { at, jobId: job.id, jobType: job.type, queue: job.queue, from, to: job.state, attempt: job.attempt };
   const holder = workerId ?? job.lease?.workerId;
   if (holder !== undefined) record.workerId = holder;
   if (job.state === 'active') {
@@ -38,5 +29,18 @@ export function transitionOf(job: Job, from: JobState | 'none', workerId?: strin
   } else if (from === 'active') {
     record.startedAt = job.startedAt;
   }
+  if (from === 'none') {
+    record.priority = job.priority;
+    if (job.state === 'scheduled') record.scheduledAt = job.scheduledAt;
+  }
+  if (job.state === 'retryable') record.nextRetryAt = job.nextRetryAt;
+  // Only an error this transition recorded: an earlier attempt's stays on the job (a cancel, a release) but is not news.
+  if (job.error !== undefined && job.error.occurredAt === at && job.state !== 'completed') {
+    record.error = summarizeError(job.error);
+    record.maxAttempts = job.retry.maxAttempts;
+  }
+  if (job.state === 'discarded') record.deadLetter = job.deadLetter;
+  const traceparent = job.meta['traceparent'];
+  if (typeof traceparent === 'string') record.traceparent = traceparent;
   return record;
 }

@@ -1,6 +1,9 @@
 import type { FailureOutcome } from '../domain/failure';
 import type { Job, JobError, JobState } from '../domain/job';
 import type { JobTransition } from '../domain/transition';
+import type { OjsError } from '../domain/errors';
+import type { HeartbeatNotice, RecordedFact } from '../domain/event-facts';
+import type { JobQuery } from '../domain/job-query';
 import type { JsonObject, JsonValue } from '../domain/json';
 import type { Page, PageRequest } from '../domain/paging';
 import type { RetentionPolicy } from '../domain/retention';
@@ -112,11 +115,67 @@ export interface JobStore {
   removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome>;
 
   /**
-   * Job counts per state of the queues that hold jobs, in name order, one
-   * page at a time. A queue whose last job is removed stops being listed
-   * (and stops costing anything).
+   * Job counts per state of the queues that hold jobs or are paused, in name
+   * order, one page at a time. A queue whose last job is removed stops being
+   * listed (and stops costing anything) unless it is paused.
    */
   listQueues(request: PageRequest): Promise<Page<QueueCounts>>;
+  /** One queue's counts, pause and throughput over the last hour, read at `now`. */
+  queueStats(queue: string, now: number): Promise<QueueStats>;
+  /**
+   * Pauses or resumes a queue for every replica: a paused queue takes
+   * enqueues and delivers nothing. Records queue.paused or queue.resumed,
+   * and on resume signals that its jobs are available. `changed` is false
+   * when the queue already was as asked.
+   */
+  setQueuePaused(params: PauseParams): Promise<{ changed: boolean }>;
+
+  /**
+   * One page of jobs matching a query, in listing order (domain job-query.ts),
+   * within the query's byte budget; the work is proportional to the page (the
+   * scan budget bounds what the indexes cannot answer).
+   */
+  listJobs(query: JobQuery): Promise<Page<Job>>;
+  /** The ids a listing would return, without reading the jobs: for bulk operations. */
+  findJobIds(query: JobQuery): Promise<Page<string>>;
+  /**
+   * Cancels each job that has not finished (cancelled ones count as done);
+   * an active job's worker is told. One outcome per id, in order.
+   */
+  cancelJobs(params: BulkChangeParams): Promise<BulkOutcome[]>;
+  /**
+   * Makes each discarded job available again with its attempts and errors
+   * reset (ojs-core 6.3), and each retryable one available now; others are
+   * refused per item.
+   */
+  retryJobs(params: BulkChangeParams): Promise<BulkOutcome[]>;
+  /** Deletes each finished job and every trace of it in every index; others are refused per item. */
+  deleteJobs(params: BulkChangeParams): Promise<BulkOutcome[]>;
+
+  /**
+   * The event log: facts the store recorded with the changes they describe
+   * (domain event-facts.ts), oldest first, after `after`. `oldest` is the
+   * cursor of the oldest fact still retained: a reader whose cursor is older
+   * missed facts that retention removed.
+   */
+  readFacts(request: { after?: string; limit: number }): Promise<FactPage>;
+  /**
+   * Calls `listener` with every fact recorded after `after` (or, when
+   * absent, after the last one recorded when the returned promise
+   * resolves), in log order, each once, until the function it resolves
+   * with is called. Resolves once the follower's starting point is fixed:
+   * a change made after that is never missed. Facts older than the log's
+   * oldest are gone: the caller checks with readFacts first.
+   */
+  followFacts(after: string | undefined, listener: (facts: RecordedFact[]) => void): Promise<() => void>;
+  /** Removes facts older than the event retention's age (count is bounded when facts are recorded); returns how many. */
+  pruneFacts(now: number): Promise<number>;
+  /**
+   * Calls `listener` with every beat and lease extension on any replica
+   * from now on, until the returned function is called (live-only heartbeat
+   * events; a store may carry them only while someone listens).
+   */
+  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void;
 
   /**
    * Every broken invariant of the stored data (job state against its index
@@ -281,7 +340,54 @@ export interface RemoveWorkerOutcome {
   transitions: JobTransition[];
 }
 
-export type QueueCounts = { queue: string } & Record<JobState, number>;
+export type QueueCounts = {
+  queue: string;
+  paused: boolean;
+  /** The enqueued_at of the oldest available job. */ oldestAvailableAt?: number;
+} & Record<JobState, number>;
+
+/** One minute of a queue's throughput. */
+export interface MinuteCounts {
+  /** The minute's start, epoch milliseconds. */
+  minute: number;
+  completed: number;
+  /** Failed attempts (retried or not). */
+  failed: number;
+  discarded: number;
+}
+
+export interface QueueStats {
+  counts: QueueCounts;
+  /** The last 60 minutes up to the one holding `now`, oldest first; minutes without activity count zero. */
+  minutes: MinuteCounts[];
+}
+
+export interface PauseParams {
+  queue: string;
+  paused: boolean;
+  now: number;
+  actor?: string;
+}
+
+export interface BulkChangeParams {
+  jobIds: readonly string[];
+  now: number;
+  /** Who asked, for the events (cancelled_by). */
+  actor?: string;
+  /** Why, for job.cancelled. */
+  reason?: string;
+}
+
+/**
+ * What a bulk change did to one job: the transition it made (none for a
+ * delete, or for a cancel of a job already cancelled), or why it was refused.
+ */
+export type BulkOutcome = { ok: true; transition?: JobTransition } | { ok: false; error: OjsError };
+
+export interface FactPage {
+  facts: RecordedFact[];
+  oldest?: string;
+}
 
 export type { Page, PageRequest };
 

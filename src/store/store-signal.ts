@@ -1,4 +1,3 @@
-import type { JobEvent } from '../domain/job-event';
 import type { WorkerState } from '../domain/worker';
 
 /**
@@ -29,6 +28,4 @@ export type PublishedSignal =
   /** The execution (or total) timeout of jobs the worker holds passed: tell it to stop them. */
   | { kind: 'jobsTimedOut'; workerId: string; jobIds: string[] }
   /** Jobs the worker held were taken back from it: tell it to stop them and answer nothing. */
-  | { kind: 'jobsReclaimed'; workerId: string; jobIds: string[] }
-  /** An event for WatchEvents streams (timeouts.md 11.1). */
-  | { kind: 'event'; event: JobEvent };
+  | { kind: 'jobsReclaimed'; workerId: string; jobIds: string[] };

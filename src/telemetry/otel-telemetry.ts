@@ -1,75 +1,58 @@
-import { SpanKind, type Attributes, type Counter, type Histogram, type Meter, type Span, type Tracer } from '@opentelemetry/api';
-import type { HeartbeatAge, Telemetry } from '../app/ports';
-import type { Clock } from '../domain/clock';
-import type { JobEvent } from '../domain/job-event';
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Meter, type Tracer } from '@opentelemetry/api';
+import type { HeartbeatAge, QueueJobCounts, Telemetry } from '../app/ports';
+import { eventDraftsOf, type EventDraft } from '../domain/event-catalog';
+import type { TimeoutKind } from '../domain/timeouts';
 import type { JobTransition, WorkerTransition } from '../domain/transition';
+import { eventAttributes, timeoutKindOf } from './event-attributes';
+import { JobMetrics } from './job-metrics';
+import { observeQueueGauges } from './queue-gauges';
+import { singleFlight } from './single-flight';
 import { ATTR, METRIC, SPAN } from './telemetry-names';
+import { withJobTrace } from './trace-context';
 
 /**
- * One span per job or worker state transition and per timeout event, and
- * the metrics of timeouts.md 11.2. With no SDK started the tracer and meter
- * are no-ops and spans are not recording, so attributes are only built for
- * spans that will be exported.
+ * One span per job or worker state transition, and the metrics of
+ * ojs-events 7 and timeouts.md 11.2. A job transition's span carries the
+ * lifecycle events the transition stands for as span events, and joins the
+ * job's trace: its parent is the producer's context the job carries
+ * (meta.traceparent), so a job is one trace from enqueue to its end.
+ *
+ * With no SDK started the tracer and meter are no-ops and spans are not
+ * recording, so attributes and span events are only built for spans that
+ * will be exported.
  */
 export class OtelTelemetry implements Telemetry {
-  private readonly timeouts: Counter;
-  private readonly executionDuration: Histogram;
-  private readonly enqueueWait: Histogram;
+  private readonly metrics: JobMetrics;
 
   constructor(
     private readonly tracer: Tracer,
     private readonly meter: Meter,
-    private readonly clock: Clock,
   ) {
-    this.timeouts = meter.createCounter(METRIC.timeoutCount, { description: 'Jobs timed out, by timeout kind' });
-    this.executionDuration = meter.createHistogram(METRIC.executionDuration, { description: 'Duration of job attempts', unit: 's' });
-    this.enqueueWait = meter.createHistogram(METRIC.enqueueWait, { description: 'Time from available to first attempt', unit: 's' });
+    this.metrics = new JobMetrics(meter);
   }
 
   jobTransitions(transitions: readonly JobTransition[]): void {
     for (const t of transitions) {
-      this.measure(t);
-      this.span(SPAN.jobTransition, () => ({
-        [ATTR.jobId]: t.jobId,
-        [ATTR.jobType]: t.type,
-        [ATTR.jobQueue]: t.queue,
-        [ATTR.jobAttempt]: t.attempt,
-        [ATTR.jobStateFrom]: t.from,
-        [ATTR.jobStateTo]: t.to,
-        [ATTR.jobState]: t.to,
-        ...(t.workerId === undefined ? {} : { [ATTR.workerId]: t.workerId }),
-      }));
+      // Derived once, and only when a metric or a recording span needs them.
+      let events: EventDraft[] | undefined;
+      const eventsOf = (): EventDraft[] => (events ??= eventDraftsOf({ kind: 'job', ...t }));
+      this.metrics.record(t, eventsOf);
+      this.transitionSpan(t, eventsOf);
     }
   }
 
   workerTransition(t: WorkerTransition): void {
-    this.span(SPAN.workerTransition, () => ({
-      [ATTR.workerId]: t.workerId,
-      [ATTR.workerStateFrom]: t.from,
-      [ATTR.workerStateTo]: t.to,
-      ...(t.reason === undefined ? {} : { [ATTR.workerReason]: t.reason }),
-    }));
-  }
-
-  /** A span for the event, carrying it as a span event too (timeouts.md 11.1), and the timeout counter. */
-  jobEvent(event: JobEvent): void {
-    this.timeouts.add(1, { timeout_kind: event.timeoutKind, queue: event.queue, job_type: event.jobType });
-    const data = (): Attributes => ({
-      [ATTR.jobId]: event.jobId,
-      [ATTR.jobType]: event.jobType,
-      [ATTR.jobQueue]: event.queue,
-      [ATTR.jobAttempt]: event.attempt,
-      [ATTR.timeoutKind]: event.timeoutKind,
-      [ATTR.limitSeconds]: event.limitSeconds,
-      [ATTR.elapsedSeconds]: event.elapsedSeconds,
-      ...(event.workerId === undefined ? {} : { [ATTR.workerId]: event.workerId }),
-    });
-    this.span(
-      SPAN.jobEvent,
-      () => ({ ...data(), [ATTR.eventType]: event.type }),
-      event.at,
-      (span) => span.addEvent(event.type, data(), event.at),
-    );
+    const span = this.tracer.startSpan(SPAN.workerTransition, { kind: SpanKind.INTERNAL });
+    if (span.isRecording()) {
+      span.setAttributes({
+        [ATTR.messagingSystem]: 'ojs',
+        [ATTR.workerId]: t.workerId,
+        [ATTR.workerStateFrom]: t.from,
+        [ATTR.workerStateTo]: t.to,
+        ...(t.reason === undefined ? {} : { [ATTR.workerReason]: t.reason }),
+      });
+    }
+    span.end();
   }
 
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void {
@@ -77,34 +60,78 @@ export class OtelTelemetry implements Telemetry {
       description: 'Time since the stalest active job of a queue last showed signs of life',
       unit: 's',
     });
+    const readShared = singleFlight(read);
     gauge.addCallback(async (result) => {
-      for (const { queue, ageMs } of await read()) result.observe(ageMs / 1000, { queue });
+      for (const { queue, ageMs } of await readShared()) result.observe(ageMs / 1000, { queue });
     });
   }
 
-  /** Attempts that ended feed the execution histogram; first attempts that started, the wait histogram. */
-  private measure(t: JobTransition): void {
-    if (t.startedAt === undefined) return;
-    if (t.to === 'active') {
-      if (t.attempt === 1 && t.enqueuedAt !== undefined)
-        this.enqueueWait.record(Math.max(0, t.startedAt - t.enqueuedAt) / 1000, { queue: t.queue });
-      return;
-    }
-    if (t.from !== 'active' || (t.to === 'available' && t.errorType === undefined)) return;
-    const outcome = t.to === 'completed' || t.to === 'cancelled' ? t.to : (t.errorType ?? 'failed');
-    this.executionDuration.record(Math.max(0, this.clock.now() - t.startedAt) / 1000, { queue: t.queue, job_type: t.type, outcome });
+  observeQueueCounts(read: () => Promise<QueueJobCounts[]>): void {
+    observeQueueGauges(this.meter, read);
   }
 
   /**
-   * Starts and ends one span. Attributes are built only for a recording span
-   * (none are without an SDK), which keeps the hot path cheap.
+   * The transition's span, in the job's trace. The job's first transition
+   * (its enqueue) is a PRODUCER span, as ojs-events 8.4 has the enqueue
+   * span: it is where the job enters the queue; the rest are INTERNAL. A
+   * transition that records a failed attempt or an expiry is an error span
+   * (ojs-distributed-tracing 8.1).
    */
-  private span(name: string, attributes: () => Attributes, at?: number, decorate?: (span: Span) => void): void {
-    const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, ...(at === undefined ? {} : { startTime: at }) });
+  private transitionSpan(t: JobTransition, eventsOf: () => readonly EventDraft[]): void {
+    const parent = withJobTrace(context.active(), t.traceparent);
+    const kind = t.from === 'none' ? SpanKind.PRODUCER : SpanKind.INTERNAL;
+    const span = this.tracer.startSpan(SPAN.jobTransition, { kind }, parent);
     if (span.isRecording()) {
-      span.setAttributes({ [ATTR.messagingSystem]: 'ojs', ...attributes() });
-      decorate?.(span);
+      const events = eventsOf();
+      span.setAttributes(transitionAttributes(t));
+      if (t.error !== undefined && events.some((e) => e.type === 'job.failed' || e.type === 'job.expired')) {
+        span.setAttributes({ [ATTR.errorType]: t.error.type, [ATTR.errorMessage]: t.error.message });
+        span.setStatus({ code: SpanStatusCode.ERROR, message: t.error.type });
+      }
+      for (const event of events) span.addEvent(event.type, eventAttributes(event.data));
+      for (const event of events) {
+        const timeoutKind = timeoutKindOf(event.type);
+        if (timeoutKind !== undefined) this.timeoutSpan(t, event, timeoutKind, trace.setSpan(parent, span));
+      }
     }
-    span.end(at);
+    span.end();
   }
+
+  /**
+   * A timeout event also gets an `ojs.job.event` span of its own (a child of
+   * its transition's), as before events rode on transition spans: what
+   * dashboards built on those spans query.
+   */
+  private timeoutSpan(t: JobTransition, event: EventDraft, kind: TimeoutKind, parent: Context): void {
+    const span = this.tracer.startSpan(SPAN.jobEvent, { kind: SpanKind.INTERNAL }, parent);
+    const { limit_seconds: limit, elapsed_seconds: elapsed } = event.data;
+    span.setAttributes({
+      [ATTR.messagingSystem]: 'ojs',
+      [ATTR.jobId]: t.jobId,
+      [ATTR.jobType]: t.jobType,
+      [ATTR.jobQueue]: t.queue,
+      [ATTR.jobAttempt]: t.attempt,
+      [ATTR.eventType]: event.type,
+      [ATTR.timeoutKind]: kind,
+      ...(typeof limit === 'number' ? { [ATTR.limitSeconds]: limit } : {}),
+      ...(typeof elapsed === 'number' ? { [ATTR.elapsedSeconds]: elapsed } : {}),
+      ...(t.workerId === undefined ? {} : { [ATTR.workerId]: t.workerId }),
+    });
+    span.addEvent(event.type, eventAttributes(event.data));
+    span.end();
+  }
+}
+
+function transitionAttributes(t: JobTransition): Attributes {
+  return {
+    [ATTR.messagingSystem]: 'ojs',
+    [ATTR.jobId]: t.jobId,
+    [ATTR.jobType]: t.jobType,
+    [ATTR.jobQueue]: t.queue,
+    [ATTR.jobAttempt]: t.attempt,
+    [ATTR.jobStateFrom]: t.from,
+    [ATTR.jobStateTo]: t.to,
+    [ATTR.jobState]: t.to,
+    ...(t.workerId === undefined ? {} : { [ATTR.workerId]: t.workerId }),
+  };
 }

@@ -1,11 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { OjsError } from '../../src/domain/errors';
+import { compareCursors, isCursor, type HeartbeatNotice, type RecordedFact } from '../../src/domain/event-facts';
+import type { Job, JobState } from '../../src/domain/job';
+import { JOB_SCAN_BUDGET, type JobFilter, type JobQuery, type ListOrder } from '../../src/domain/job-query';
+import type { JobSubmission } from '../../src/domain/job-submission';
+import { DELIVERY_BUDGET_BYTES } from '../../src/domain/limits';
+import { DEFAULT_EVENT_RETENTION, type EventRetention } from '../../src/domain/retention';
 import type { JobStore } from '../../src/store/job-store';
+import { factFollower } from '../support/fact-follower';
+import { Progress } from '../support/waiting';
 import { StoreHarness, T0, VISIBILITY_MS } from './store-harness';
+
+/** What a test may ask of a store beyond the defaults. */
+export interface StoreOptions {
+  events?: EventRetention;
+}
 
 export interface StoreFactory {
   /** A fresh, empty store. */
-  create(): Promise<JobStore>;
+  create(options?: StoreOptions): Promise<JobStore>;
 }
 
 async function refusal(promise: Promise<unknown>): Promise<OjsError> {
@@ -586,21 +599,8 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       });
 
       it('carries published signals to every subscriber', async () => {
-        const event = {
-          type: 'job.stalled' as const,
-          at: T0,
-          jobId: 'j',
-          jobType: 't',
-          queue: 'default',
-          attempt: 1,
-          timeoutKind: 'stalled' as const,
-          limitSeconds: 60,
-          elapsedSeconds: 61,
-        };
-        await h.store.publish({ kind: 'event', event });
         await h.store.publish({ kind: 'jobsTimedOut', workerId: 'w', jobIds: ['j'] });
         await h.store.publish({ kind: 'jobsReclaimed', workerId: 'w', jobIds: ['k'] });
-        expect((await h.waitForSignal('event')).event).toEqual(event);
         expect(await h.waitForSignal('jobsTimedOut')).toEqual({ kind: 'jobsTimedOut', workerId: 'w', jobIds: ['j'] });
         expect(await h.waitForSignal('jobsReclaimed')).toEqual({ kind: 'jobsReclaimed', workerId: 'w', jobIds: ['k'] });
       });
@@ -793,6 +793,676 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect.objectContaining({ queue: 'default', available: 1, active: 1, scheduled: 0 }),
         expect.objectContaining({ queue: 'other', scheduled: 1, available: 0 }),
       ]);
+    });
+
+    describe('event log', () => {
+      async function factsAfter(after?: string): Promise<RecordedFact[]> {
+        return (await h.store.readFacts({ ...(after === undefined ? {} : { after }), limit: 1_000 })).facts;
+      }
+      const lastCursor = async (): Promise<string | undefined> => (await factsAfter()).at(-1)?.cursor;
+      const jobFacts = (recorded: RecordedFact[]) => recorded.map((r) => r.fact).filter((f) => f.kind === 'job');
+
+      it('records one fact per job change, with the fields its events need, as the transition returned', async () => {
+        const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+        const worker = await h.register();
+        const start = await lastCursor();
+        const [job] = await h.enqueue({ priority: 3, meta: { traceparent } });
+        const [scheduled] = await h.enqueue({ scheduledAt: T0 + 1_000 });
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0 + 5)).jobs;
+        const leaseToken = claimed!.lease!.token;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: 'no' }, T0 + 10);
+        const [failed] = await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken, outcome }], now: T0 + 10 });
+        const promoted = await h.store.promoteDue(T0 + 1_010, 10);
+        const [again] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2_000)).jobs;
+        const [acked] = await h.store.ack({
+          workerId: worker.workerId,
+          items: [{ jobId: job!.id, leaseToken: again!.lease!.token }],
+          now: T0 + 2_500,
+        });
+        await h.store.cancel(scheduled!.id, T0 + 3_000);
+        const recorded = await factsAfter(start);
+        const base = { kind: 'job', jobId: job!.id, jobType: 'contract.job', queue: 'default', traceparent };
+        expect(recorded.map((r) => r.fact)).toMatchObject([
+          { ...base, at: T0, from: 'none', to: 'available', attempt: 0, priority: 3 },
+          { kind: 'job', jobId: scheduled!.id, at: T0, from: 'none', to: 'scheduled', scheduledAt: T0 + 1_000 },
+          {
+            ...base,
+            at: T0 + 5,
+            from: 'available',
+            to: 'active',
+            attempt: 1,
+            workerId: worker.workerId,
+            startedAt: T0 + 5,
+            enqueuedAt: T0,
+          },
+          {
+            ...base,
+            at: T0 + 10,
+            from: 'active',
+            to: 'retryable',
+            attempt: 1,
+            workerId: worker.workerId,
+            startedAt: T0 + 5,
+            error: { type: 'Boom', message: 'no' },
+            maxAttempts: claimed!.retry.maxAttempts,
+            nextRetryAt: T0 + 1_010,
+          },
+          { kind: 'job', jobId: scheduled!.id, at: T0 + 1_010, from: 'scheduled', to: 'available' },
+          { ...base, at: T0 + 1_010, from: 'retryable', to: 'available', attempt: 1 },
+          { ...base, at: T0 + 2_000, from: 'available', to: 'active', attempt: 2, startedAt: T0 + 2_000, enqueuedAt: T0 + 1_010 },
+          { ...base, at: T0 + 2_500, from: 'active', to: 'completed', attempt: 2, workerId: worker.workerId, startedAt: T0 + 2_000 },
+          { kind: 'job', jobId: scheduled!.id, at: T0 + 3_000, from: 'available', to: 'cancelled' },
+        ]);
+        const factOf = (jobId: string, from: string, to: string) =>
+          recorded.find((r) => r.fact.kind === 'job' && r.fact.jobId === jobId && r.fact.from === from && r.fact.to === to)!.fact;
+        expect({ kind: 'job', ...(failed as { transition: object }).transition }).toEqual(factOf(job!.id, 'active', 'retryable'));
+        expect({ kind: 'job', ...(acked as { transition: object }).transition }).toEqual(factOf(job!.id, 'active', 'completed'));
+        expect(promoted.map((t) => ({ kind: 'job', ...t }))).toEqual([
+          factOf(scheduled!.id, 'scheduled', 'available'),
+          factOf(job!.id, 'retryable', 'available'),
+        ]);
+      });
+
+      it('records expiries with their error and creation time, and undelivered releases with their reason', async () => {
+        const worker = await h.register();
+        const [held] = await h.enqueue({});
+        const [expiring] = await h.enqueue({ queue: 'other', expiresAt: T0 + 1_000 });
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1, T0)).jobs;
+        const start = await lastCursor();
+        const leases = [{ jobId: held!.id, leaseToken: claimed!.lease!.token }];
+        const released = await h.store.releaseUndelivered({ leases, now: T0 + 1, requireUnconfirmedLapse: false });
+        const expired = await h.expireWaiting(T0 + 1_000);
+        const recorded = (await factsAfter(start)).map((r) => r.fact);
+        expect(recorded).toMatchObject([
+          { kind: 'job', jobId: held!.id, at: T0 + 1, from: 'active', to: 'available', reason: 'undelivered', workerId: worker.workerId },
+          {
+            kind: 'job',
+            jobId: expiring!.id,
+            at: T0 + 1_000,
+            from: 'available',
+            to: 'discarded',
+            createdAt: T0,
+            deadLetter: false,
+            error: { type: 'expired' },
+          },
+        ]);
+        expect([...released, ...expired].map((t) => ({ kind: 'job', ...t }))).toEqual(recorded);
+      });
+
+      it('records an undelivered release without the error of an earlier attempt: it is no failure', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({});
+        const [first] = (await h.claim(worker.workerId, ['default'], 1, T0)).jobs;
+        const outcome = h.outcome(first!, { type: 'Boom', message: '' }, T0 + 1, true);
+        await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: job!.id, leaseToken: first!.lease!.token, outcome }],
+          now: T0 + 1,
+        });
+        const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2)).jobs;
+        const leases = [{ jobId: job!.id, leaseToken: second!.lease!.token }];
+        const [released] = await h.store.releaseUndelivered({ leases, now: T0 + 3, requireUnconfirmedLapse: false });
+        const [fact] = (await factsAfter()).slice(-1);
+        expect(fact!.fact).toEqual({ kind: 'job', ...released });
+        expect(fact!.fact).toMatchObject({ from: 'active', to: 'available', reason: 'undelivered' });
+        expect(fact!.fact).not.toHaveProperty('error');
+        expect((await h.store.queueStats('default', T0 + 3)).minutes.at(-1)).toMatchObject({ failed: 1 });
+      });
+
+      it('records workers registering, changing state in a beat, and leaving after the facts of the jobs they held', async () => {
+        const worker = await h.register({ queues: ['default', 'other'], concurrency: 4 });
+        await h.enqueue({});
+        const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
+        await h.beat(worker.workerId, 'running', [held!.id], 1, T0 + 50);
+        await h.beat(worker.workerId, 'quiet', [held!.id], 2, T0 + 100);
+        const outcome = h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 200, true);
+        const recoveries = [{ jobId: held!.id, leaseToken: held!.lease!.token, outcome }];
+        await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 100, recoveries, now: T0 + 200 });
+        const leaving = await h.register({}, T0 + 300);
+        await h.store.removeWorker({ workerId: leaving.workerId, recoveries: [], now: T0 + 400 });
+        const recorded = (await factsAfter())
+          .map((r) => r.fact)
+          .filter((f) => f.kind === 'worker' || (f.kind === 'job' && f.from === 'active'));
+        expect(recorded).toMatchObject([
+          { kind: 'worker', at: T0, workerId: worker.workerId, from: 'none', to: 'running', queues: ['default', 'other'], concurrency: 4 },
+          { kind: 'worker', at: T0 + 100, workerId: worker.workerId, from: 'running', to: 'quiet', activeJobs: 1 },
+          {
+            kind: 'job',
+            at: T0 + 200,
+            jobId: held!.id,
+            from: 'active',
+            to: 'available',
+            workerId: worker.workerId,
+            error: { type: 'worker_death' },
+          },
+          {
+            kind: 'worker',
+            at: T0 + 200,
+            workerId: worker.workerId,
+            from: 'quiet',
+            to: 'removed',
+            reason: 'dead',
+            registeredAt: T0,
+            lastBeatAt: T0 + 100,
+            activeJobs: 1,
+          },
+          { kind: 'worker', at: T0 + 300, workerId: leaving.workerId, from: 'none', to: 'running' },
+          {
+            kind: 'worker',
+            at: T0 + 400,
+            workerId: leaving.workerId,
+            from: 'running',
+            to: 'removed',
+            reason: 'deregistered',
+            activeJobs: 0,
+          },
+        ]);
+      });
+
+      it('records applied progress and queue pauses, and nothing for refused progress, deletes or retention', async () => {
+        const worker = await h.register();
+        const [job] = await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const start = await lastCursor();
+        const progress = { jobId: job!.id, leaseToken: claimed!.lease!.token, progress: 0.5 };
+        await h.store.recordProgress({ ...progress, workerId: worker.workerId, now: T0 + 1 });
+        await h.store.recordProgress({ ...progress, workerId: 'someone-else', now: T0 + 2 });
+        await h.store.setQueuePaused({ queue: 'default', paused: true, now: T0 + 3, actor: 'ops' });
+        await h.store.setQueuePaused({ queue: 'default', paused: true, now: T0 + 4, actor: 'ops' });
+        await h.store.setQueuePaused({ queue: 'default', paused: false, now: T0 + 5 });
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: claimed!.lease!.token }], now: T0 + 6 });
+        const [doomed] = await h.enqueue({});
+        await h.store.cancel(doomed!.id, T0 + 7);
+        const end = await lastCursor();
+        await h.store.deleteJobs({ jobIds: [job!.id], now: T0 + 8 });
+        await h.store.pruneTerminal(T0 + 9, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10);
+        expect(await lastCursor()).toBe(end);
+        expect((await factsAfter(start)).map((r) => r.fact)).toMatchObject([
+          { kind: 'progress', at: T0 + 1, jobId: job!.id, workerId: worker.workerId, attempt: 1, progress: 0.5, queue: 'default' },
+          { kind: 'queue', at: T0 + 3, queue: 'default', paused: true, actor: 'ops' },
+          { kind: 'queue', at: T0 + 5, queue: 'default', paused: false },
+          { kind: 'job', jobId: job!.id, to: 'completed' },
+          { kind: 'job', jobId: doomed!.id, to: 'available' },
+          { kind: 'job', jobId: doomed!.id, to: 'cancelled' },
+        ]);
+      });
+
+      it('reads facts after a cursor, oldest first, one page at a time, with increasing cursors and the oldest held', async () => {
+        expect(await h.store.readFacts({ limit: 10 })).toEqual({ facts: [] });
+        await h.enqueue({}, {}, {}, {}, {});
+        const all = await factsAfter();
+        expect(all).toHaveLength(5);
+        expect(all.every((r) => isCursor(r.cursor))).toBe(true);
+        expect(all.slice(1).every((r, i) => compareCursors(all[i]!.cursor, r.cursor) < 0)).toBe(true);
+        expect(await h.store.readFacts({ limit: 2 })).toEqual({ facts: all.slice(0, 2), oldest: all[0]!.cursor });
+        expect(await h.store.readFacts({ after: all[1]!.cursor, limit: 2 })).toEqual({ facts: all.slice(2, 4), oldest: all[0]!.cursor });
+        expect(await h.store.readFacts({ after: all[4]!.cursor, limit: 2 })).toEqual({ facts: [], oldest: all[0]!.cursor });
+        expect(await h.store.readFacts({ limit: 0 })).toEqual({ facts: [], oldest: all[0]!.cursor });
+      });
+
+      it('drops the facts older than the retention age', async () => {
+        const jobs = [0, 1_000, 2_000].map((at) => h.job({}, { now: T0 + at }));
+        for (const job of jobs) await h.store.enqueue([job]);
+        const all = await factsAfter();
+        await h.store.pruneFacts(T0 + DEFAULT_EVENT_RETENTION.maxAgeMs - 1);
+        expect(await factsAfter()).toEqual(all);
+        expect(await h.store.pruneFacts(T0 + DEFAULT_EVENT_RETENTION.maxAgeMs + 10_000)).toBeGreaterThan(0);
+        expect(await h.store.readFacts({ limit: 10 })).toEqual({ facts: [] });
+      });
+
+      it('keeps the newest facts of its count, and records none when the count is 0', async () => {
+        const small = new StoreHarness(await factory.create({ events: { maxCount: 3, maxAgeMs: DEFAULT_EVENT_RETENTION.maxAgeMs } }));
+        const off = new StoreHarness(await factory.create({ events: { maxCount: 0, maxAgeMs: DEFAULT_EVENT_RETENTION.maxAgeMs } }));
+        try {
+          const jobs: string[] = [];
+          for (let i = 0; i < 10; i++) jobs.push((await small.enqueue({}))[0]!.id);
+          const { facts, oldest } = await small.store.readFacts({ limit: 100 });
+          // A shared store may trim approximately (in whole blocks): at least the count is kept, the newest last.
+          expect(facts.slice(-3).map((r) => r.fact.kind === 'job' && r.fact.jobId)).toEqual(jobs.slice(-3));
+          expect(oldest).toBe(facts[0]!.cursor);
+          await off.enqueue({});
+          expect(await off.store.readFacts({ limit: 100 })).toEqual({ facts: [] });
+        } finally {
+          for (const other of [small, off]) {
+            other.close();
+            const problems = await other.store.audit();
+            await other.store.close();
+            expect(problems).toEqual([]);
+          }
+        }
+      });
+
+      it('follows the log from a cursor: what was recorded after it, then what comes, in order, each once', async () => {
+        await h.enqueue({}, {}, {});
+        const [first] = await factsAfter();
+        const following = factFollower();
+        const stop = await h.store.followFacts(first!.cursor, following.listener);
+        for (let i = 0; i < 3; i++) await h.enqueue({});
+        await following.until(5);
+        stop();
+        expect(following.got.map((r) => r.cursor)).toEqual((await factsAfter(first!.cursor)).map((r) => r.cursor));
+      });
+
+      it('follows from the next fact when given no cursor, until told to stop', async () => {
+        await h.enqueue({});
+        const early = factFollower();
+        const stopEarly = await h.store.followFacts(undefined, early.listener);
+        const [job] = await h.enqueue({});
+        await early.until(1);
+        stopEarly();
+        const late = factFollower();
+        const stopLate = await h.store.followFacts(undefined, late.listener);
+        const [next] = await h.enqueue({});
+        await late.until(1);
+        stopLate();
+        expect(jobFacts(early.got).map((f) => f.jobId)).toEqual([job!.id]);
+        expect(jobFacts(late.got).map((f) => f.jobId)).toEqual([next!.id]);
+      });
+
+      it('tells heartbeat followers of applied beats and lease extensions, with the leases they renewed', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const notices: HeartbeatNotice[] = [];
+        const progress = new Progress();
+        const stop = h.store.followHeartbeats((notice) => {
+          notices.push(notice);
+          progress.changed();
+        });
+        // A shared store carries notices once its subscription is up: beat until one arrives (bounded).
+        let sequence = 0;
+        while (notices.length === 0 && sequence < 500) {
+          sequence += 1;
+          await h.beat(worker.workerId, 'running', [held!.id], sequence, T0 + sequence);
+        }
+        await progress.until(
+          () => notices.length > 0,
+          () => 'a beat notice',
+        );
+        const renewal = (at: number) => ({
+          jobId: held!.id,
+          jobType: 'contract.job',
+          queue: 'default',
+          attempt: 1,
+          visibleUntil: at + VISIBILITY_MS,
+        });
+        expect(notices[0]).toMatchObject({ workerId: worker.workerId, state: 'running', jobs: [renewal(notices[0]!.at)] });
+        const params = { workerId: worker.workerId, jobId: held!.id, leaseToken: held!.lease!.token, now: T0 + 10_000 };
+        await h.store.extendLease(params);
+        const extended = await progress.until(
+          () => notices.find((n) => n.at === T0 + 10_000),
+          () => 'a lease extension notice',
+        );
+        stop();
+        expect(extended).toMatchObject({ workerId: worker.workerId, jobs: [renewal(T0 + 10_000)] });
+      });
+    });
+
+    describe('job listings', () => {
+      function query(filter: Partial<JobFilter> & Pick<JobFilter, 'states'>, more: Partial<JobQuery> = {}): JobQuery {
+        return { filter, order: 'oldest', limit: 100, maxBytes: DELIVERY_BUDGET_BYTES, scanBudget: JOB_SCAN_BUDGET, ...more };
+      }
+      const ids = async (q: JobQuery) => (await h.store.listJobs(q)).items.map((job) => job.id);
+
+      /** Every page of a listing, following its cursor (bounded). */
+      async function pages(q: JobQuery): Promise<string[][]> {
+        const found: string[][] = [];
+        let after = q.after;
+        for (let i = 0; i < 100; i++) {
+          const page = await h.store.listJobs({ ...q, ...(after === undefined ? {} : { after }) });
+          found.push(page.items.map((job) => job.id));
+          if (page.nextAfter === undefined) return found;
+          after = page.nextAfter;
+        }
+        throw new Error('the listing did not end');
+      }
+
+      /** Enqueues one job per submission, the nth at T0 + n + 1 (its creation and listing time). */
+      async function enqueueInTurn(...submissions: Partial<JobSubmission>[]): Promise<Job[]> {
+        const jobs = submissions.map((s, i) => h.job(s, { now: T0 + i + 1 }));
+        for (const job of jobs) await h.store.enqueue([job]);
+        return jobs;
+      }
+
+      /** Runs the jobs' first attempts in turn, the nth ending at times[n]: completed, or failed with `report`. */
+      async function finish(jobs: Job[], times: number[], report?: { type: string; code?: 'dead_letter' }): Promise<void> {
+        const worker = await h.register({ queues: [...new Set(jobs.map((j) => j.queue))], concurrency: jobs.length });
+        for (const [i, job] of jobs.entries()) {
+          const [claimed] = (await h.claim(worker.workerId, [job.queue], 1, times[i])).jobs;
+          const item = { jobId: claimed!.id, leaseToken: claimed!.lease!.token };
+          if (report === undefined) await h.store.ack({ workerId: worker.workerId, items: [item], now: times[i]! });
+          else {
+            const outcome = h.outcome(claimed!, { message: '', ...report }, times[i]!);
+            await h.store.fail({ workerId: worker.workerId, items: [{ ...item, outcome }], now: times[i]! });
+          }
+        }
+      }
+
+      it('pages through a state oldest or newest first', async () => {
+        const jobs = (await enqueueInTurn({}, {}, {}, {}, {})).map((j) => j.id);
+        const first = await h.store.listJobs(query({ states: ['available'] }, { limit: 2 }));
+        expect(first.items.map((j) => j.id)).toEqual(jobs.slice(0, 2));
+        expect(first.nextAfter).toBeDefined();
+        expect((await pages(query({ states: ['available'] }, { limit: 2 }))).flat()).toEqual(jobs);
+        expect((await pages(query({ states: ['available'] }, { limit: 2, order: 'newest' }))).flat()).toEqual(jobs.toReversed());
+        expect(await ids(query({ states: ['available'] }, { after: first.nextAfter! }))).toEqual(jobs.slice(2));
+      });
+
+      it('merges the listings of several states by their listing times', async () => {
+        const [done, available, scheduled, later] = await enqueueInTurn({ queue: 'done' }, {}, { scheduledAt: T0 + 60_000 }, {});
+        const pending = h.job({}, { now: T0 + 5, pending: true });
+        await h.store.enqueue([pending]);
+        await finish([done!], [T0 + 6]);
+        const states: JobState[] = ['available', 'scheduled', 'pending', 'completed'];
+        const expected = [available!.id, scheduled!.id, later!.id, pending.id, done!.id];
+        expect(await ids(query({ states }))).toEqual(expected);
+        expect((await pages(query({ states }, { order: 'newest', limit: 2 }))).flat()).toEqual(expected.toReversed());
+      });
+
+      it('filters by queue, type and creation time, using the time where the listing is by it', async () => {
+        const jobs = await enqueueInTurn(
+          { scheduledAt: T0 + 60_000, queue: 'q1', type: 'a' },
+          { scheduledAt: T0 + 60_000, queue: 'q2', type: 'a' },
+          { scheduledAt: T0 + 60_000, queue: 'q1', type: 'b' },
+          { scheduledAt: T0 + 60_000, queue: 'q1', type: 'a' },
+          { queue: 'q1', type: 'a' },
+        );
+        const [s1, s2, s3, s4, a5] = jobs.map((j) => j.id);
+        expect(await ids(query({ states: ['scheduled'], queue: 'q1' }))).toEqual([s1, s3, s4]);
+        expect(await ids(query({ states: ['scheduled', 'available'], type: 'a' }))).toEqual([s1, s2, s4, a5]);
+        const created = { createdAfter: T0 + 2, createdBefore: T0 + 4 };
+        expect(await ids(query({ states: ['scheduled'], ...created }))).toEqual([s2, s3, s4]);
+        expect(await ids(query({ states: ['scheduled'], ...created }, { order: 'newest' }))).toEqual([s4, s3, s2]);
+        expect(await ids(query({ states: ['scheduled', 'available'], queue: 'q1', createdAfter: T0 + 4 }))).toEqual([s4, a5]);
+        expect(await ids(query({ states: ['available'], createdBefore: T0 + 4 }))).toEqual([]);
+        // Where the listing is by the filtered time, the range ends the listing: no next page past it, whatever the budget.
+        const ranged = async (filter: Partial<JobFilter>, order: ListOrder) => {
+          const page = await h.store.listJobs(query({ states: ['scheduled'], ...filter }, { order, scanBudget: 1 }));
+          return [page.items.map((j) => j.id), page.nextAfter];
+        };
+        expect(await ranged({ createdBefore: T0 + 1 }, 'oldest')).toEqual([[s1], undefined]);
+        expect(await ranged({ createdAfter: T0 + 4 }, 'newest')).toEqual([[s4], undefined]);
+      });
+
+      it('filters finished jobs by finishing time, error type and dead letter', async () => {
+        const [c1, c2, c3] = await enqueueInTurn({}, {}, {});
+        await finish([c1!, c2!, c3!], [T0 + 10, T0 + 20, T0 + 30]);
+        const finished = { states: ['completed'] as JobState[] };
+        expect(await ids(query({ ...finished, finishedAfter: T0 + 15 }))).toEqual([c2!.id, c3!.id]);
+        expect(await ids(query({ ...finished, finishedBefore: T0 + 20 }, { order: 'newest' }))).toEqual([c2!.id, c1!.id]);
+        expect(await ids(query({ ...finished, finishedAfter: T0 + 20, finishedBefore: T0 + 20 }))).toEqual([c2!.id]);
+        const [boom, dead] = await enqueueInTurn({ queue: 'dlq', retry: { maxAttempts: 1 } }, { queue: 'dlq', retry: { maxAttempts: 1 } });
+        await finish([boom!], [T0 + 40], { type: 'Boom' });
+        await finish([dead!], [T0 + 50], { type: 'Crash', code: 'dead_letter' });
+        const discarded = { states: ['discarded'] as JobState[] };
+        expect(await ids(query({ ...discarded, errorType: 'Boom' }))).toEqual([boom!.id]);
+        expect(await ids(query({ ...discarded, deadLetter: true }))).toEqual([dead!.id]);
+        expect(await ids(query({ ...discarded, deadLetter: false }))).toEqual([boom!.id]);
+        const [listed] = (await h.store.listJobs(query({ ...discarded, deadLetter: true }))).items;
+        expect(listed).toMatchObject({ state: 'discarded', deadLetter: true, errors: [{ type: 'Crash' }] });
+      });
+
+      it('examines at most the scan budget per page, continuing from where it stopped', async () => {
+        const jobs = await enqueueInTurn({}, {}, {}, {}, {}, { type: 'rare' });
+        const filtered = query({ states: ['available'], type: 'rare' }, { scanBudget: 2 });
+        const first = await h.store.listJobs(filtered);
+        expect(first.items).toEqual([]);
+        expect(first.nextAfter).toBeDefined();
+        const all = await pages(filtered);
+        expect(all.length).toBeGreaterThanOrEqual(3);
+        expect(all.flat()).toEqual([jobs[5]!.id]);
+      });
+
+      it('keeps a page within its byte budget, a first job always, and finds ids without one', async () => {
+        const big = (tag: string) => ({ args: [tag, 'x'.repeat(300_000)] });
+        const jobs = (await enqueueInTurn(big('a'), big('b'), big('c'))).map((j) => j.id);
+        const budget = query({ states: ['available'] }, { maxBytes: 700_000 });
+        const first = await h.store.listJobs(budget);
+        expect(first.items.map((j) => j.id)).toEqual(jobs.slice(0, 2));
+        expect(await ids({ ...budget, after: first.nextAfter! })).toEqual(jobs.slice(2));
+        expect(await ids(query({ states: ['available'] }, { maxBytes: 1 }))).toEqual(jobs.slice(0, 1));
+        expect(await h.store.findJobIds(query({ states: ['available'] }, { maxBytes: 1 }))).toEqual({ items: jobs });
+        const firstIds = await h.store.findJobIds(query({ states: ['available'] }, { limit: 2 }));
+        expect([firstIds.items, firstIds.nextAfter === undefined]).toEqual([jobs.slice(0, 2), false]);
+      });
+
+      it('neither repeats nor skips a job that stays in the filter while others change between pages', async () => {
+        const worker = await h.register();
+        const jobs = (await enqueueInTurn({}, {}, {}, {}, { priority: 10 }, {})).map((j) => j.id);
+        const states: JobState[] = ['available', 'active'];
+        const first = await h.store.listJobs(query({ states }, { limit: 2 }));
+        // A claim moves the prioritized job from available to active (the same listing key); a cancel takes one out.
+        expect((await h.claim(worker.workerId, ['default'], 1)).jobs.map((j) => j.id)).toEqual([jobs[4]]);
+        await h.store.cancel(jobs[3]!, T0);
+        await h.store.enqueue([h.job({}, { now: T0 })]);
+        const rest = await pages(query({ states }, { limit: 2, after: first.nextAfter! }));
+        expect([...first.items.map((j) => j.id), ...rest.flat()]).toEqual([jobs[0], jobs[1], jobs[2], jobs[4], jobs[5]]);
+      });
+    });
+
+    describe('bulk changes', () => {
+      async function completedJob(queue: string): Promise<Job> {
+        const worker = await h.register({ queues: [queue] });
+        await h.enqueue({ queue });
+        const [claimed] = (await h.claim(worker.workerId, [queue])).jobs;
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token }], now: T0 });
+        return (await h.store.getJob(claimed!.id))!;
+      }
+
+      async function failedJob(queue: string, maxAttempts: number): Promise<Job> {
+        const worker = await h.register({ queues: [queue] });
+        await h.enqueue({ queue, retry: { maxAttempts } });
+        const [claimed] = (await h.claim(worker.workerId, [queue])).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: '' }, T0);
+        await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: claimed!.id, leaseToken: claimed!.lease!.token, outcome }],
+          now: T0,
+        });
+        return (await h.store.getJob(claimed!.id))!;
+      }
+
+      it('cancels each job on its own, one outcome per id, telling the worker of an active one', async () => {
+        const worker = await h.register();
+        await h.enqueue({});
+        const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
+        const [scheduled, cancelled] = await h.enqueue({ scheduledAt: T0 + 60_000 }, { queue: 'other' });
+        await h.store.cancel(cancelled!.id, T0);
+        const completed = await completedJob('done');
+        const outcomes = await h.store.cancelJobs({
+          jobIds: [held!.id, scheduled!.id, cancelled!.id, completed.id, 'missing'],
+          now: T0 + 5,
+          actor: 'ops',
+          reason: 'cleanup',
+        });
+        const by = { at: T0 + 5, to: 'cancelled', actor: 'ops', reason: 'cleanup' };
+        expect(outcomes).toMatchObject([
+          { ok: true, transition: { ...by, jobId: held!.id, from: 'active', workerId: worker.workerId } },
+          { ok: true, transition: { ...by, jobId: scheduled!.id, from: 'scheduled' } },
+          { ok: true },
+          { ok: false, error: { code: 'invalid_state' } },
+          { ok: false, error: { code: 'not_found' } },
+        ]);
+        expect(outcomes[2]).toEqual({ ok: true });
+        expect(await h.waitForSignal('jobsCancelled', (s) => s.workerId === worker.workerId)).toMatchObject({ jobIds: [held!.id] });
+        expect((await h.store.getWorker(worker.workerId))!.heldJobIds).toEqual([]);
+        const recorded = (await h.store.readFacts({ limit: 1_000 })).facts.map((r) => r.fact).slice(-2);
+        expect(recorded).toEqual(outcomes.slice(0, 2).map((o) => ({ kind: 'job', ...(o as { transition: object }).transition })));
+      });
+
+      it('retries discarded jobs afresh and retryable ones now, refusing others', async () => {
+        const discarded = await failedJob('q1', 1);
+        const retryable = await failedJob('q2', 5);
+        const [available] = await h.enqueue({ queue: 'q3' });
+        const outcomes = await h.store.retryJobs({ jobIds: [discarded.id, retryable.id, available!.id, 'missing'], now: T0 + 9 });
+        expect(outcomes).toMatchObject([
+          { ok: true, transition: { jobId: discarded.id, from: 'discarded', to: 'available', attempt: 0 } },
+          { ok: true, transition: { jobId: retryable.id, from: 'retryable', to: 'available', attempt: 1 } },
+          { ok: false, error: { code: 'invalid_state' } },
+          { ok: false, error: { code: 'not_found' } },
+        ]);
+        expect(await h.store.getJob(discarded.id)).toMatchObject({ state: 'available', attempt: 0, errors: [], enqueuedAt: T0 + 9 });
+        expect(await h.store.getJob(retryable.id)).toMatchObject({
+          state: 'available',
+          attempt: 1,
+          errors: [{ type: 'Boom' }],
+          enqueuedAt: T0 + 9,
+        });
+        expect((await h.store.getJob(retryable.id))!.nextRetryAt).toBeUndefined();
+        expect(await h.store.promoteDue(T0 + 3_600_000, 10)).toEqual([]);
+      });
+
+      it('deletes finished jobs and every trace of them, refusing unfinished ones', async () => {
+        const completed = await completedJob('gone');
+        const discarded = await failedJob('gone', 1);
+        const [cancelled, waiting] = await h.enqueue({ queue: 'gone' }, { queue: 'kept' });
+        await h.store.cancel(cancelled!.id, T0);
+        const before = (await h.store.readFacts({ limit: 1_000 })).facts;
+        const outcomes = await h.store.deleteJobs({
+          jobIds: [completed.id, discarded.id, cancelled!.id, waiting!.id, 'missing'],
+          now: T0 + 1,
+        });
+        expect(outcomes).toMatchObject([
+          { ok: true },
+          { ok: true },
+          { ok: true },
+          { ok: false, error: { code: 'invalid_state' } },
+          { ok: false, error: { code: 'not_found' } },
+        ]);
+        expect(outcomes.slice(0, 3)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
+        expect(await h.store.getJobs([completed.id, discarded.id, cancelled!.id])).toEqual([undefined, undefined, undefined]);
+        expect((await h.store.listQueues({ limit: 10 })).items.map((c) => c.queue)).toEqual(['kept']);
+        const finished: JobState[] = ['completed', 'cancelled', 'discarded'];
+        const listing = {
+          filter: { states: finished },
+          order: 'oldest',
+          limit: 10,
+          maxBytes: DELIVERY_BUDGET_BYTES,
+          scanBudget: 100,
+        } as const;
+        expect(await h.store.listJobs(listing)).toEqual({ items: [] });
+        expect((await h.store.queueStats('gone', T0)).counts).toMatchObject({ completed: 0, cancelled: 0, discarded: 0 });
+        expect((await h.store.readFacts({ limit: 1_000 })).facts).toEqual(before);
+        expect(await h.store.pruneTerminal(T0 + 10 * 86_400_000, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(
+          0,
+        );
+        // The id is free again, and the new job is listed once.
+        await h.store.enqueue([{ ...h.job({ queue: 'gone' }, { now: T0 + 1 }), id: cancelled!.id }]);
+        expect((await h.store.listJobs({ ...listing, filter: { states: ['available'] } })).items.map((j) => j.id)).toEqual([
+          waiting!.id,
+          cancelled!.id,
+        ]);
+      });
+    });
+
+    describe('queue pause', () => {
+      it("delivers nothing from a paused queue while it takes enqueues and the worker's other queues deliver", async () => {
+        const worker = await h.register({ queues: ['paused-q', 'open-q'] });
+        expect(await h.store.setQueuePaused({ queue: 'paused-q', paused: true, now: T0 })).toEqual({ changed: true });
+        expect(await h.store.setQueuePaused({ queue: 'paused-q', paused: true, now: T0 })).toEqual({ changed: false });
+        const [held, open] = await h.enqueue({ queue: 'paused-q' }, { queue: 'open-q' });
+        expect((await h.claim(worker.workerId, ['paused-q', 'open-q'])).jobs.map((j) => j.id)).toEqual([open!.id]);
+        expect(await h.state(held!.id)).toBe('available');
+        expect((await h.store.listQueues({ limit: 10 })).items).toEqual([
+          expect.objectContaining({ queue: 'open-q', paused: false, active: 1 }),
+          expect.objectContaining({ queue: 'paused-q', paused: true, available: 1, oldestAvailableAt: T0 }),
+        ]);
+      });
+
+      it('signals the available jobs of a queue when it resumes, so that they are claimed at once', async () => {
+        const worker = await h.register({ queues: ['q'] });
+        await h.store.setQueuePaused({ queue: 'q', paused: true, now: T0 });
+        await h.enqueue({ queue: 'q' });
+        await h.enqueue({ queue: 'q' });
+        expect(await h.store.setQueuePaused({ queue: 'q', paused: false, now: T0 + 1 })).toEqual({ changed: true });
+        await h.waitForSignal('jobsAvailable', (s) => s.queue === 'q' && s.count === 2);
+        expect((await h.claim(worker.workerId, ['q'])).jobs).toHaveLength(2);
+      });
+
+      it('lists a paused queue even when it holds no jobs, and forgets it once resumed', async () => {
+        await h.store.setQueuePaused({ queue: 'idle', paused: true, now: T0 });
+        const [job] = await h.enqueue({ queue: 'idle' });
+        await h.store.cancel(job!.id, T0);
+        await h.store.pruneTerminal(T0 + 1, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10);
+        expect((await h.store.listQueues({ limit: 10 })).items).toEqual([
+          expect.objectContaining({ queue: 'idle', paused: true, cancelled: 0 }),
+        ]);
+        expect((await h.store.queueStats('idle', T0)).counts).toMatchObject({ queue: 'idle', paused: true });
+        await h.store.setQueuePaused({ queue: 'idle', paused: false, now: T0 + 2 });
+        expect(await h.store.listQueues({ limit: 10 })).toEqual({ items: [] });
+      });
+
+      it('gives every listed queue the time its oldest available job became available', async () => {
+        const worker = await h.register({ queues: ['q'] });
+        await h.store.enqueue([h.job({ queue: 'q' }, { now: T0 + 5 })]);
+        await h.store.enqueue([h.job({ queue: 'q' }, { now: T0 + 9 })]);
+        const counts = async () => (await h.store.listQueues({ limit: 10 })).items[0]!;
+        expect((await counts()).oldestAvailableAt).toBe(T0 + 5);
+        await h.claim(worker.workerId, ['q'], 1, T0 + 10);
+        expect((await counts()).oldestAvailableAt).toBe(T0 + 9);
+        await h.claim(worker.workerId, ['q'], 1, T0 + 10);
+        expect((await counts()).oldestAvailableAt).toBeUndefined();
+      });
+    });
+
+    describe('queue stats', () => {
+      const MINUTE = 60_000;
+
+      it('counts completed, failed and discarded jobs per minute over the last hour', async () => {
+        const worker = await h.register();
+        const [done, retried, dead] = await h.enqueue({}, {}, { retry: { maxAttempts: 1 } });
+        await h.enqueue({ queue: 'other', expiresAt: T0 + 2 * MINUTE + 5 });
+        const [cancelled] = await h.enqueue({ queue: 'other' });
+        const claimed = (await h.claim(worker.workerId, ['default'], 3, T0 + 1)).jobs;
+        const lease = (id: string) => claimed.find((j) => j.id === id)!.lease!.token;
+        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: done!.id, leaseToken: lease(done!.id) }], now: T0 + 10 });
+        for (const [job, now] of [
+          [retried!, T0 + MINUTE + 1],
+          [dead!, T0 + MINUTE + 2],
+        ] as const) {
+          const outcome = h.outcome(
+            claimed.find((j) => j.id === job.id)!,
+            { type: 'Boom', message: '' },
+            now,
+          );
+          await h.store.fail({ workerId: worker.workerId, items: [{ jobId: job.id, leaseToken: lease(job.id), outcome }], now });
+        }
+        await h.expireWaiting(T0 + 2 * MINUTE + 5);
+        await h.store.cancel(cancelled!.id, T0 + 2 * MINUTE + 6);
+        const stats = await h.store.queueStats('default', T0 + 59 * MINUTE + 7);
+        expect(stats.counts).toMatchObject({ queue: 'default', paused: false, completed: 1, retryable: 1, discarded: 1 });
+        expect(stats.minutes).toHaveLength(60);
+        expect(stats.minutes.map((m) => m.minute)).toEqual(Array.from({ length: 60 }, (_, i) => T0 + i * MINUTE));
+        expect(stats.minutes.slice(0, 3)).toEqual([
+          { minute: T0, completed: 1, failed: 0, discarded: 0 },
+          { minute: T0 + MINUTE, completed: 0, failed: 2, discarded: 1 },
+          { minute: T0 + 2 * MINUTE, completed: 0, failed: 0, discarded: 0 },
+        ]);
+        expect(stats.minutes.slice(3).every((m) => m.completed + m.failed + m.discarded === 0)).toBe(true);
+        const other = await h.store.queueStats('other', T0 + 2 * MINUTE + 7);
+        expect(other.minutes.at(-1)).toEqual({ minute: T0 + 2 * MINUTE, completed: 0, failed: 0, discarded: 1 });
+        const hourLater = await h.store.queueStats('default', T0 + 60 * MINUTE);
+        expect(hourLater.minutes[0]).toEqual({ minute: T0 + MINUTE, completed: 0, failed: 2, discarded: 1 });
+      });
+
+      it('answers zero counts for a queue that holds no jobs', async () => {
+        const stats = await h.store.queueStats('nothing-here', T0 + 30_000);
+        expect(stats.counts).toEqual({
+          queue: 'nothing-here',
+          paused: false,
+          scheduled: 0,
+          available: 0,
+          pending: 0,
+          active: 0,
+          completed: 0,
+          retryable: 0,
+          cancelled: 0,
+          discarded: 0,
+        });
+        expect(stats.minutes).toEqual(
+          Array.from({ length: 60 }, (_, i) => ({ minute: T0 - 59 * MINUTE + i * MINUTE, completed: 0, failed: 0, discarded: 0 })),
+        );
+      });
     });
   });
 }

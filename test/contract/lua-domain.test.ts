@@ -1,6 +1,7 @@
 import { array, assert, asyncProperty, boolean, constantFrom, integer, option, record, string, type Arbitrary } from 'fast-check';
 import { Redis } from 'ioredis';
 import { JOB_STATES, TERMINAL_STATES, type Job, type JobState } from '../../src/domain/job';
+import { listingKey, listingTimeOf } from '../../src/domain/job-query';
 import { canTransition, isTerminal } from '../../src/domain/job-state-machine';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../../src/domain/job-submission';
 import { leaseProblem, leaseToken } from '../../src/domain/lease';
@@ -210,6 +211,37 @@ describe('the Lua mirrors of the domain rules', () => {
         );
         const domain = jobs.toSorted((a, b) => b.priority - a.priority || a.seq - b.seq).map((job) => job.id);
         expect(order).toEqual(domain);
+      }),
+      RUNS,
+    );
+  });
+
+  it('list jobs by the time and key the domain lists them by', async () => {
+    const input = record({
+      state: constantFrom(...JOB_STATES),
+      createdAt: time,
+      enqueuedAt: optional(time),
+      completedAt: optional(time),
+      id: string({ minLength: 1, maxLength: 40 }),
+    });
+    await assert(
+      asyncProperty(cases(input), async (inputs) => {
+        const lua = await evalLua(
+          `local out = {}
+          for i = 1, #ARGV, 5 do
+            local function given(value) return value ~= '' and value or nil end
+            out[#out + 1] = listingKey(listingTime(ARGV[i], ARGV[i + 1], given(ARGV[i + 2]), given(ARGV[i + 3])), ARGV[i + 4])
+          end
+          return out`,
+          inputs.flatMap(({ state, createdAt, enqueuedAt, completedAt, id }) => [
+            state,
+            createdAt,
+            text(enqueuedAt),
+            text(completedAt),
+            id,
+          ]),
+        );
+        expect(lua).toEqual(inputs.map((job) => listingKey(listingTimeOf(job), job.id)));
       }),
       RUNS,
     );

@@ -125,6 +125,27 @@ describe('the memory store tables', () => {
     ],
     ['counters for a queue without jobs', (t) => t.counts.set('ghost', zeroCounts()), /queue ghost has counters but holds no jobs/],
     ['a lease of a worker that is gone', (t, { worker }) => t.workers.delete(worker.workerId), /which is not registered/],
+    [
+      'a job missing from its listing',
+      (t, { scheduled }) => t.listings.delete('scheduled', 'other', t.jobs.get(scheduled.id)!.key),
+      /the scheduled listing has 0, but there are 1/,
+    ],
+    [
+      'a listing key of a job in another state',
+      (t, { waiting }) => t.listings.add('pending', 'other', t.jobs.get(waiting.id)!.key),
+      /the pending listing of queue other has .*, which names job .* \(available, queue other\)/,
+    ],
+    [
+      'a job listed under a stale key',
+      (t, { done }) => (t.jobs.get(done.id)!.key = 'stale'),
+      /is listed under stale but its listing key is/,
+    ],
+    [
+      'throughput kept for a queue that is gone',
+      (t) => t.throughput.count({ at: T0, jobId: 'j', jobType: 't', queue: 'ghost', from: 'active', to: 'completed', attempt: 1 }),
+      /queue ghost keeps throughput but holds no jobs and is not paused/,
+    ],
+    ['a paused queue missing from the queue listing', (t) => t.paused.add('ghost'), /the queue listing has 2 keys for 3 stored/],
   ])('reports %s', async (_, corrupt, expected) => {
     corrupt(tables, await busyStore());
     expect(await store.audit()).toEqual(expect.arrayContaining([expect.stringMatching(expected)]));

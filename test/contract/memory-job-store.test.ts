@@ -1,4 +1,4 @@
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { describeJobStoreContract } from './job-store-contract';
 
-describeJobStoreContract('memory', { create: async () => new MemoryJobStore() });
+describeJobStoreContract('memory', { create: async (options = {}) => new MemoryJobStore(options) });

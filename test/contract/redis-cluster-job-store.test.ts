@@ -9,4 +9,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => cluster.destroy());
 
-describeJobStoreContract('redis cluster', { create: () => RedisJobStore.connect({ url: cluster.url, prefix: testPrefix() }) });
+describeJobStoreContract('redis cluster', {
+  create: (options) => RedisJobStore.connect({ url: cluster.url, prefix: testPrefix(), ...options }),
+});

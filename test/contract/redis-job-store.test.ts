@@ -8,4 +8,4 @@ beforeAll(async () => {
 });
 afterAll(() => redis.destroy());
 
-describeJobStoreContract('redis', { create: () => RedisJobStore.connect({ url: redis.url, prefix: testPrefix() }) });
+describeJobStoreContract('redis', { create: (options) => RedisJobStore.connect({ url: redis.url, prefix: testPrefix(), ...options }) });

@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { OjsError } from '../../src/domain/errors';
+import { DEFAULT_EVENT_RETENTION } from '../../src/domain/retention';
 import type { JobStore } from '../../src/store/job-store';
 import { RedisKeys } from '../../src/store/redis/keys';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import { scriptPrologue } from '../../src/store/redis/script-runner';
 import { scriptSource } from '../../src/store/redis/scripts';
 import { ackScript } from '../../src/store/redis/scripts/ack';
 import { claimScript } from '../../src/store/redis/scripts/claim';
@@ -61,6 +63,7 @@ async function snapshot(): Promise<Record<string, unknown>> {
     else if (type === 'zset') data[key] = await client.zrange(key, 0, -1, 'WITHSCORES');
     else if (type === 'set') data[key] = (await client.smembers(key)).toSorted();
     else if (type === 'list') data[key] = await client.lrange(key, 0, -1);
+    else if (type === 'stream') data[key] = await client.xrange(key, '-', '+');
     else data[key] = await client.get(key);
   }
   return data;
@@ -68,9 +71,9 @@ async function snapshot(): Promise<Record<string, unknown>> {
 
 /** Runs a script with raw arguments, as a buggy caller could, and returns Redis's error. */
 async function runRaw(script: { name: string }, args: readonly (string | number)[]): Promise<Error> {
-  const scriptKeys = keys.scriptKeys();
+  const prologue = scriptPrologue(keys.scriptKeys(), { eventLogLength: DEFAULT_EVENT_RETENTION.maxCount });
   try {
-    await client.call('eval', [scriptSource(script.name), scriptKeys.length, ...scriptKeys, ...args]);
+    await client.call('eval', [scriptSource(script.name), ...prologue, ...args]);
   } catch (error) {
     if (error instanceof Error) return error;
   }
@@ -232,7 +235,7 @@ describe('the Redis audit', () => {
         `worker ${worker.workerId} holds job ${waiting!.id}, which is not active under its lease (available)`,
         `job ${held!.id} is active but not in the leases index`,
         `key ${prefix}:stray belongs to no structure of the store`,
-        'the queue index lists empty, which holds no jobs',
+        'the queue index lists empty, which holds no jobs and is not paused',
         `worker ${worker.workerId} is not in the index of worker ids`,
       ]),
     );
@@ -298,11 +301,11 @@ describe('Redis worker removal', () => {
 });
 
 describe('Redis queues', () => {
-  it('leave no key behind once their last job is pruned', async () => {
+  it('leave no key behind once their last job is pruned, but the event log (bounded) and the sequence', async () => {
     const [job] = await h.enqueue({ queue: 'brief' });
     await store.cancel(job!.id, T0);
     expect(await store.pruneTerminal(T0 + 1, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(1);
-    expect(Object.keys(await snapshot())).toEqual([keys.seq]);
+    expect(Object.keys(await snapshot())).toEqual([keys.events, keys.seq]);
   });
 });
 

@@ -1,4 +1,6 @@
 import { status as Code } from '@grpc/grpc-js';
+import type { Duration } from '../../gen/google/protobuf/duration';
+import { WaitForJobRequest } from '../../gen/ojs/server/v1/job_service';
 import { FetchRequest } from '../../gen/ojs/server/v1/worker_service';
 import { CLIENT_MESSAGE_LIMIT_BYTES } from '../../src/domain/limits';
 import { mutate } from './byte-mutations';
@@ -122,17 +124,40 @@ export class FuzzRun {
  */
 function planFor(method: FuzzedMethod, request: RawRequest): StreamPlan & { deadlineMs: number } {
   if (method.requestStream) return { cancelOnMessage: false, deadlineMs: DEADLINE_MS };
-  if (request.path.endsWith('/Fetch')) {
-    const maxWaitMs = shortMaxWaitMs(request.messages[0]!);
+  const wait = longPollOf(request);
+  if (wait !== undefined) {
+    const maxWaitMs = shortMaxWaitMs(request.messages[0]!, wait.maxWaitOf);
     if (maxWaitMs !== undefined) return { cancelOnMessage: true, deadlineMs: maxWaitMs + DEADLINE_MS };
+    // A long wait is the call doing its job: give up on it as soon as a stream would go quiet.
+    if (!method.responseStream) return { cancelOnMessage: true, deadlineMs: QUIET_MS };
   }
   return { cancelOnMessage: true, quietMs: QUIET_MS, deadlineMs: DEADLINE_MS };
 }
 
-/** The max_wait of a Fetch request when it decodes and is short (but not none). */
-function shortMaxWaitMs(bytes: Uint8Array): number | undefined {
+/**
+ * Calls that wait for as long as their max_wait asks (a Fetch long poll,
+ * WaitForJob): one with a short max_wait must answer by itself; with a long
+ * one (or the default), reaching the fuzzer's deadline is waiting, not a hang.
+ */
+const LONG_POLLS: readonly { path: string; maxWaitOf: (bytes: Uint8Array) => Duration | undefined }[] = [
+  { path: '/Fetch', maxWaitOf: (bytes) => FetchRequest.decode(bytes).maxWait },
+  { path: '/WaitForJob', maxWaitOf: (bytes) => WaitForJobRequest.decode(bytes).maxWait },
+];
+
+function longPollOf(request: RawRequest): (typeof LONG_POLLS)[number] | undefined {
+  return LONG_POLLS.find(({ path }) => request.path.endsWith(path));
+}
+
+/** A long poll asked to wait longer than the fuzzer does. */
+function isLongWait(request: RawRequest): boolean {
+  const poll = longPollOf(request);
+  return poll !== undefined && shortMaxWaitMs(request.messages[0]!, poll.maxWaitOf) === undefined;
+}
+
+/** The max_wait of a long poll when it decodes and is short (but not none). */
+function shortMaxWaitMs(bytes: Uint8Array, maxWaitOf: (bytes: Uint8Array) => Duration | undefined): number | undefined {
   try {
-    const { maxWait } = FetchRequest.decode(bytes);
+    const maxWait = maxWaitOf(bytes);
     if (maxWait === undefined) return undefined;
     const ms = maxWait.seconds * 1000 + maxWait.nanos / 1e6;
     return ms > 0 && ms <= SHORT_WAIT_MS ? ms : undefined;
@@ -144,7 +169,7 @@ function shortMaxWaitMs(bytes: Uint8Array): number | undefined {
 function problemOf(outcome: CallOutcome, request: RawRequest): string | undefined {
   if (outcome.isCancelledByUs) return undefined;
   if (outcome.code === Code.INTERNAL || outcome.code === Code.UNKNOWN) return `answered ${Code[outcome.code]}`;
-  if (outcome.code === Code.DEADLINE_EXCEEDED) return 'no answer before the deadline (a hang)';
+  if (outcome.code === Code.DEADLINE_EXCEEDED && !isLongWait(request)) return 'no answer before the deadline (a hang)';
   // grpc-js's words for a message over its receive limit: the server's for a request over 4 MiB, else the client's for the answer.
   const isRequestTooLarge = request.messages.some((bytes) => bytes.length > CLIENT_MESSAGE_LIMIT_BYTES);
   if (outcome.code === Code.RESOURCE_EXHAUSTED && /larger than max/i.test(outcome.details) && !isRequestTooLarge) {

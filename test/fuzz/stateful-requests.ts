@@ -212,7 +212,14 @@ export const STATEFUL_BUILDERS: Readonly<Record<string, Builder>> = {
     ),
   '/ojs.server.v1.OperatorService/WatchEvents': (world, draw) =>
     one(
-      WatchEventsRequest.encode({ types: draw.chance(0.5) ? ['job.completed'] : [], queues: [draw.pick(world.queues)] }).finish(),
+      WatchEventsRequest.encode({
+        types: draw.chance(0.5) ? ['job.completed'] : [],
+        queues: [draw.pick(world.queues)],
+        after: '',
+        jobTypes: [],
+        jobIds: [],
+        includeHeartbeats: draw.chance(0.2),
+      }).finish(),
       'WatchEvents',
     ),
 };

@@ -1,10 +1,12 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createChannel, createClient } from 'nice-grpc';
+import { createChannel, createClient, Metadata } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { HealthCheckResponse_ServingStatus } from 'nice-grpc-server-health/lib/proto/grpc/health/v1/health';
-import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { ServerProcess } from '../../tools/server-process';
+import { jobSpec } from '../support/jobs';
+import { OtlpReceiver } from '../support/otlp-receiver';
+import { producerSpan } from '../support/producer-span';
+import { connectTo } from '../support/test-server';
+import { TestWorker } from '../support/test-worker';
 
 /** The compiled entry point that `npm start` runs (the test command builds it first). */
 describe('the server process', () => {
@@ -19,34 +21,64 @@ describe('the server process', () => {
     );
   });
 
-  it('exports spans over OTLP when the standard OTEL_* variables name an endpoint', async () => {
-    const received: string[] = [];
-    let sawTransition!: () => void;
-    const exported = new Promise<void>((resolve) => (sawTransition = resolve));
-    const collector = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push(`${request.url} ${body}`);
-        if (request.url === '/v1/traces' && body.includes('ojs.job.transition')) sawTransition();
-        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  /**
+   * The SDK main.ts starts from the standard OTEL_* variables, exporting
+   * OTLP over HTTP (JSON) to a receiver in the test. One job runs through
+   * (enqueued under a producer's span, claimed, acked); stopping the server
+   * flushes every span and a last collection of the metrics before it exits.
+   */
+  describe('exporting over OTLP when the OTEL_* variables name an endpoint', () => {
+    let receiver: OtlpReceiver;
+    const producer = producerSpan();
+    const queue = 'otlp';
+    let jobId: string;
+
+    beforeAll(async () => {
+      receiver = await OtlpReceiver.start();
+      const server = await ServerProcess.start({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_LOGS_EXPORTER: 'none',
       });
+      servers.push(server);
+      const clients = connectTo(server.address);
+      const worker = await TestWorker.register(clients, { queues: [queue] });
+      const fetch = worker.openFetch();
+      const metadata = Metadata({ traceparent: producer.traceparent });
+      const { jobs } = await clients.jobs.enqueue({ jobs: [jobSpec({ queue, type: 'otlp.check' })] }, { metadata });
+      jobId = jobs[0]!.id;
+      await worker.ack((await fetch.nextMatching((m) => m.deliveries.length > 0)).deliveries[0]!);
+      fetch.close();
+      clients.channel.close();
+      const exitCode = await server.stop('SIGTERM');
+      if (exitCode !== 0) throw new Error(`the server exited with ${exitCode} on SIGTERM`);
     });
-    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-    const server = await ServerProcess.start({
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-      OTEL_METRICS_EXPORTER: 'none',
-      OTEL_LOGS_EXPORTER: 'none',
+    afterAll(() => receiver.close());
+
+    const transitionSpans = () => receiver.spans.filter((s) => s.name === 'ojs.job.transition' && s.attributes['ojs.job.id'] === jobId);
+
+    it("puts every transition span of the job in the producer's trace, under the producer's span", async () => {
+      await receiver.waitFor('the three transition spans of the job', () => transitionSpans().length === 3);
+      const spans = transitionSpans();
+      expect(spans.map((s) => s.attributes['ojs.job.state.to'])).toEqual(['available', 'active', 'completed']);
+      expect(spans.map((s) => [s.traceId, s.parentSpanId])).toEqual(spans.map(() => [producer.context.traceId, producer.context.spanId]));
+      // OTLP span kinds: 4 producer (the enqueue), 1 internal.
+      expect(spans.map((s) => s.kind)).toEqual([4, 1, 1]);
     });
-    servers.push(server);
-    const channel = createChannel(server.address);
-    await createClient(JobServiceDefinition, channel).enqueue({ jobs: [{ type: 'otlp.check', args: [] }] });
-    await exported;
-    expect(received.find((r) => r.startsWith('/v1/traces'))).toContain('ojs.job.id');
-    channel.close();
-    collector.close();
+
+    it('exports the job counters, and the histograms with the bucket boundaries of ojs-events 7.2', async () => {
+      const labels = { queue, job_type: 'otlp.check' };
+      const point = (metric: string) => receiver.points.find((p) => p.metric === metric && p.attributes['queue'] === queue);
+      await receiver.waitFor('the job metrics', () => point('ojs.jobs.duration_ms') !== undefined);
+      expect([point('ojs.jobs.enqueued'), point('ojs.jobs.completed')]).toEqual([
+        { metric: 'ojs.jobs.enqueued', attributes: labels, value: 1 },
+        { metric: 'ojs.jobs.completed', attributes: labels, value: 1 },
+      ]);
+      expect(point('ojs.jobs.duration_ms')?.explicitBounds).toEqual([
+        5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000,
+      ]);
+      expect(point('ojs.jobs.wait_ms')?.explicitBounds).toEqual([10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 600000]);
+    });
   });
 
   it('serves the in-memory store, logs JSON, and exits 0 on SIGTERM', async () => {

@@ -51,7 +51,8 @@ describe('OperatorService', () => {
     const jobs = await enqueue(clients, { queue }, { queue }, { queue, scheduledAt: new Date(Date.now() + 3_600_000) });
     await clients.jobs.cancelJob({ jobId: jobs[0]!.id });
     const { queues } = await clients.operator.listQueues({});
-    expect(queues.find((q) => q.name === queue)).toEqual({
+    const info = queues.find((q) => q.name === queue)!;
+    expect(info).toEqual({
       name: queue,
       scheduled: 1,
       available: 1,
@@ -61,6 +62,9 @@ describe('OperatorService', () => {
       retryable: 0,
       cancelled: 1,
       discarded: 0,
+      paused: false,
+      lag: info.lag,
+      oldestAvailableAt: jobs[1]!.enqueuedAt,
     });
   });
 

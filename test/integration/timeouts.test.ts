@@ -27,7 +27,8 @@ describe('job timeouts', () => {
     server = await TestServer.start({ clock, protocol: { heartbeatTimeoutMs: 3_600_000 } });
     clients = server.connect();
     const abort = new AbortController();
-    events = new StreamReader(clients.operator.watchEvents({ types: [], queues: [] }, { signal: abort.signal }), abort);
+    const timeoutEvents = ['job.timeout', 'job.stalled', 'job.ttl_expired', 'job.total_timeout'];
+    events = new StreamReader(clients.operator.watchEvents({ types: timeoutEvents }, { signal: abort.signal }), abort);
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();

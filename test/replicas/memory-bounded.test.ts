@@ -10,9 +10,10 @@ import { eventually } from '../support/waiting';
  * Memory stays bounded on Redis: once jobs are finished and past their
  * retention, and workers are dead, the background passes of the replicas
  * leave nothing of them behind: no job hash, no index entry (ready, due,
- * expiry, lease, timeout, retention list), no worker record, no counts or
- * index entry of a queue left without jobs. What remains is the FIFO
- * sequence counter. (The job store contract,
+ * expiry, lease, timeout, listing), no worker record, no counts or index
+ * entry of a queue left without jobs. What remains is the FIFO sequence
+ * counter, the event log (bounded by its length) and the throughput
+ * minutes, each expiring on its own. (The job store contract,
  * run on Redis too, covers pruning by age and by count one call at a time;
  * this is the whole server, with every kind of ending.)
  */
@@ -71,17 +72,19 @@ describe('memory on Redis', () => {
     );
     worker.silence();
 
-    // Jobs, workers and queues without jobs alike go; what stays is the FIFO sequence.
-    const bookkeeping = ['seq'];
+    // Jobs, workers and queues without jobs alike go; what stays is the FIFO sequence, the event log and the throughput minutes.
+    const bookkeeping = ['events', 'seq'];
+    const isThroughput = (key: string) => key.startsWith('stats:');
     let last: string[] = [];
     await eventually(
       async () => {
         last = await keys();
-        return last.join() === bookkeeping.join() ? last : undefined;
+        return last.filter((key) => !isThroughput(key)).join() === bookkeeping.join() ? last : undefined;
       },
       () => `only ${bookkeeping.join(', ')} to remain, still: ${last.slice(0, 20).join(', ')}${last.length > 20 ? ', ...' : ''}`,
       { timeoutMs: 10_000, intervalMs: 100 },
     );
+    for (const key of last.filter(isThroughput)) expect(await redis.pttl(`${set.prefix}:${key}`)).toBeGreaterThan(0);
     // Nothing lists the queues any more: each went with its last job.
     expect(await a.clients.operator.listQueues({})).toEqual({ queues: [], nextPageToken: '' });
   });

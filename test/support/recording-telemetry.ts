@@ -1,5 +1,5 @@
-import type { HeartbeatAge, Telemetry } from '../../src/app/ports';
-import type { JobEvent } from '../../src/domain/job-event';
+import type { HeartbeatAge, QueueJobCounts, Telemetry } from '../../src/app/ports';
+import { eventDraftsOf, type EventDraft } from '../../src/domain/event-catalog';
 import type { JobTransition, WorkerTransition } from '../../src/domain/transition';
 
 /**
@@ -9,28 +9,40 @@ import type { JobTransition, WorkerTransition } from '../../src/domain/transitio
 export class RecordingTelemetry implements Telemetry {
   readonly transitions: JobTransition[] = [];
   readonly workerTransitions: WorkerTransition[] = [];
-  readonly events: JobEvent[] = [];
+  /**
+   * The lifecycle events the recorded transitions stand for, in order
+   * (the domain's eventDraftsOf): what OtelTelemetry puts on their spans.
+   */
+  readonly events: EventDraft[] = [];
   /** What the heartbeat-age gauge would read from, once the server wired it. */
   heartbeatAges: (() => Promise<HeartbeatAge[]>) | undefined;
+  /** What the queue gauges would read from, once the server wired them. */
+  queueCounts: (() => Promise<QueueJobCounts[]>) | undefined;
 
   jobTransitions(transitions: readonly JobTransition[]): void {
     this.transitions.push(...transitions);
+    for (const t of transitions) this.events.push(...eventDraftsOf({ kind: 'job', ...t }));
   }
 
   workerTransition(transition: WorkerTransition): void {
     this.workerTransitions.push(transition);
   }
 
-  jobEvent(event: JobEvent): void {
-    this.events.push(event);
-  }
-
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void {
     this.heartbeatAges = read;
+  }
+
+  observeQueueCounts(read: () => Promise<QueueJobCounts[]>): void {
+    this.queueCounts = read;
   }
 
   /** The transitions of one job, in the order they were recorded, as "from>to". */
   pathOf(jobId: string): string[] {
     return this.transitions.filter((t) => t.jobId === jobId).map((t) => `${t.from}>${t.to}`);
+  }
+
+  /** The types of the events recorded for one job, in order. */
+  eventTypesOf(jobId: string): string[] {
+    return this.events.filter((e) => e.jobId === jobId).map((e) => e.type);
   }
 }

@@ -73,6 +73,7 @@ export class TestServer {
       meter: new MeterProvider({ readers: [metrics] }).getMeter('test'),
       logger,
       protocol: { ...TEST_PROTOCOL, ...options.protocol },
+      service: 'test',
       limits: options.limits ?? DEFAULT_PAYLOAD_LIMITS,
       retention: options.retention ?? DEFAULT_RETENTION,
       maintenance: { promoteIntervalMs: 20, reapIntervalMs: 20 },

@@ -1,8 +1,12 @@
 import { quote } from '../../domain/errors';
+import { compareCursors } from '../../domain/event-facts';
 import { JOB_STATES, type Job, type JobState } from '../../domain/job';
+import type { EventRetention } from '../../domain/retention';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
+import { jobIdOfKey, listingKeyOf } from './listing-indexes';
 import { zeroCounts, type MemoryTables, type TimedEntry } from './memory-tables';
 import type { MinHeap } from './min-heap';
+import { THROUGHPUT_MINUTES } from './queue-throughput';
 import type { SortedKeySet } from './sorted-key-set';
 import { storedBytes } from './stored-size';
 
@@ -27,18 +31,24 @@ const WAITING: ReadonlySet<JobState> = new Set(['scheduled', 'available', 'pendi
  * removed) are allowed anywhere: readers skip them and sweeps drop them.
  * What must hold is that every job has the live entries its state needs,
  * that live entries agree with their job, and that counters, sizes, the
- * ordered key sets and the workers' reservations match the jobs.
+ * ordered key sets, the listings, the throughput buckets, the event log and
+ * the workers' reservations match the jobs and the bounds.
  */
-export function auditTables(tables: MemoryTables): string[] {
+export function auditTables(tables: MemoryTables, bounds: { events: Readonly<EventRetention>; maxEventBytes: number }): string[] {
   const problems: string[] = [];
   const live = liveEntries(tables, problems);
   for (const [id, slot] of tables.jobs) {
     if (slot.job.id !== id) problems.push(`job ${quote(id)} is stored under the id ${quote(slot.job.id)}`);
     const bytes = storedBytes(slot.job);
     if (slot.bytes !== bytes) problems.push(`job ${quote(id)} is counted as ${slot.bytes} bytes but measures ${bytes}`);
+    const key = listingKeyOf(slot.job);
+    if (slot.key !== key) problems.push(`job ${quote(id)} is listed under ${quote(slot.key)} but its listing key is ${quote(key)}`);
     checkIndexed(tables, slot.job, live, problems);
   }
   checkCounters(tables, problems);
+  checkListings(tables, problems);
+  checkQueues(tables, problems);
+  checkLog(tables, bounds, problems);
   checkWorkers(tables, problems);
   return problems;
 }
@@ -144,7 +154,65 @@ function checkCounters(tables: MemoryTables, problems: string[]): void {
   for (const queue of tables.ready.keys()) {
     if (!real.has(queue)) problems.push(`queue ${quote(queue)} has a ready queue but holds no jobs`);
   }
-  checkKeySet(problems, 'queue', tables.queueNames, new Set(tables.counts.keys()));
+}
+
+/**
+ * Each state's listing, and each of its per-queue listings, holds exactly
+ * the keys of the jobs in that state (and queue): every key names such a
+ * job under that very key, and there are as many keys as jobs.
+ */
+function checkListings(tables: MemoryTables, problems: string[]): void {
+  const check = (where: string, keys: Iterable<string>, state: JobState, queue?: string): number => {
+    let count = 0;
+    for (const key of keys) {
+      count += 1;
+      const slot = tables.jobs.get(jobIdOfKey(key));
+      if (slot?.key === key && slot.job.state === state && (queue === undefined || slot.job.queue === queue)) continue;
+      const found = slot === undefined ? 'no stored job' : `job ${quote(slot.job.id)} (${slot.job.state}, queue ${quote(slot.job.queue)})`;
+      problems.push(`the ${where} has ${quote(key)}, which names ${found}`);
+    }
+    return count;
+  };
+  for (const state of JOB_STATES) {
+    const all = tables.listings.keys(state);
+    mismatch(problems, `the ${state} listing has`, check(`${state} listing`, all?.after() ?? [], state), tables.totals[state]);
+    let byQueue = 0;
+    for (const [queue, keys] of tables.listings.queues(state)) {
+      if (keys.size === 0) problems.push(`the ${state} listing of queue ${quote(queue)} is kept though empty`);
+      byQueue += check(`${state} listing of queue ${quote(queue)}`, keys.after(), state, queue);
+    }
+    mismatch(problems, `the ${state} listings per queue have`, byQueue, tables.totals[state]);
+  }
+}
+
+/** Listed queues are those that hold jobs or are paused; throughput is kept only for them, an hour at most. */
+function checkQueues(tables: MemoryTables, problems: string[]): void {
+  const listed = new Set([...tables.counts.keys(), ...tables.paused]);
+  checkKeySet(problems, 'queue', tables.queueNames, listed);
+  for (const [queue, buckets] of tables.throughput.queues()) {
+    if (!listed.has(queue)) problems.push(`queue ${quote(queue)} keeps throughput but holds no jobs and is not paused`);
+    if (buckets > THROUGHPUT_MINUTES) problems.push(`queue ${quote(queue)} keeps ${buckets} minutes of throughput`);
+  }
+}
+
+/** The log within its bounds, its sizes summed right, its cursors strictly increasing. */
+function checkLog(tables: MemoryTables, bounds: { events: Readonly<EventRetention>; maxEventBytes: number }, problems: string[]): void {
+  const { log } = tables;
+  if (log.size > bounds.events.maxCount)
+    problems.push(`the event log holds ${log.size} facts, beyond its count of ${bounds.events.maxCount}`);
+  if (log.size > 1 && log.bytes > bounds.maxEventBytes) {
+    problems.push(`the event log holds ${log.bytes} bytes of facts, beyond its ${bounds.maxEventBytes}`);
+  }
+  let bytes = 0;
+  let previous: string | undefined;
+  for (const { recorded, bytes: size } of log.held()) {
+    bytes += size;
+    if (previous !== undefined && compareCursors(previous, recorded.cursor) >= 0) {
+      problems.push(`the event log has ${recorded.cursor} after ${previous}`);
+    }
+    previous = recorded.cursor;
+  }
+  mismatch(problems, 'the event log counts its facts as taking', log.bytes, bytes);
 }
 
 /** Workers' reservations against leases, and the worker id set against the registry. */

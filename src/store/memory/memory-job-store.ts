@@ -1,26 +1,31 @@
-import { duplicateJob, duplicateWorker, invalidTransition, jobNotFound, leaseNotHeld, workerNotFound } from '../../domain/errors';
-import { TERMINAL_STATES, type Job, type TerminalState } from '../../domain/job';
-import { assertTransition } from '../../domain/job-state-machine';
-import { claimLease, confirmedLease, leaseProblem, leaseToken } from '../../domain/lease';
-import type { RetentionPolicy } from '../../domain/retention';
-import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
+import { duplicateJob, invalidTransition, jobNotFound, workerNotFound } from '../../domain/errors';
+import type { HeartbeatNotice, RecordedFact } from '../../domain/event-facts';
+import type { Job } from '../../domain/job';
+import type { JobQuery } from '../../domain/job-query';
+import { pageWithinBytes } from '../../domain/paging';
+import { DEFAULT_EVENT_RETENTION, type EventRetention, type RetentionPolicy } from '../../domain/retention';
 import type { JobTransition } from '../../domain/transition';
-import { desiredState, type Worker } from '../../domain/worker';
+import type { Worker } from '../../domain/worker';
 import type {
   AckParams,
   BeatOutcome,
   BeatParams,
+  BulkChangeParams,
+  BulkOutcome,
   ClaimParams,
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
   ExtendLeaseParams,
+  FactPage,
   FailParams,
   JobStore,
   Page,
   PageRequest,
+  PauseParams,
   ProgressParams,
   QueueCounts,
+  QueueStats,
   RecoverParams,
   ReleaseParams,
   RemoveWorkerOutcome,
@@ -29,35 +34,50 @@ import type {
   StateChange,
   WorkerPageRequest,
   WorkerSnapshot,
-  WorkerStateFields,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
+import { claimJobs } from './claim-jobs';
+import { activateJob, cancelJob, changeEach, deleteJob, retryJob } from './job-changes';
+import { listPage } from './job-listing';
 import { auditTables } from './memory-audit';
-import { MemoryTables, transition, type JobSlot, type TimedEntry, type WorkerSlot } from './memory-tables';
-import { checkRoom, DEFAULT_MEMORY_STORE_LIMITS, type MemoryStoreLimits } from './memory-store-limits';
-import type { MinHeap } from './min-heap';
+import { MemoryTables, zeroCounts, type JobSlot, type WorkerSlot } from './memory-tables';
+import { checkRoom, resolveLimits, type MemoryStoreLimits } from './memory-store-limits';
+import { ack, extendLease, fail, recordProgress, recover, releaseUndelivered } from './settle-jobs';
 import { storedBytes } from './stored-size';
+import { discardWaiting, promoteDue, pruneTerminal, surfaceDue, takeDueSoftTimeouts } from './timed-changes';
+import { directWorker, listWorkers, recordBeat, registerWorker, removeWorker, snapshot } from './worker-changes';
 
-const WAITING_STATES: ReadonlySet<string> = new Set(['scheduled', 'available', 'pending', 'retryable']);
+export interface MemoryJobStoreOptions extends Partial<MemoryStoreLimits> {
+  /** How many facts, and for how long, the event log keeps (default DEFAULT_EVENT_RETENTION). */
+  events?: EventRetention;
+}
 
 /**
  * MemoryJobStore keeps everything in this process: the embedded default,
  * for development and single-process use. Each method runs to completion
- * without awaiting, so every call is atomic with respect to every other.
+ * without awaiting, so every call is atomic with respect to every other,
+ * and the facts it records are in the log when it returns. Signals, facts
+ * and heartbeat notices reach listeners once the call has made its changes.
  *
  * Its memory is bounded: enqueues that would take it past `maxJobs` jobs or
  * `maxBytes` of stored size are refused (queue_full, retryable) until
  * retention removes finished jobs. Jobs that grow once stored (results,
  * errors, checkpoints) are counted but never refused: refusing an Ack would
- * only make the job run again.
+ * only make the job run again. The event log holds at most `maxEventBytes`
+ * besides (memory-store-limits.ts).
  */
 export class MemoryJobStore implements JobStore {
-  private readonly tables = new MemoryTables();
+  private readonly tables: MemoryTables;
   private readonly listeners = new Set<(signal: StoreSignal) => void>();
-  private readonly limits: Readonly<MemoryStoreLimits>;
+  private readonly limits: Readonly<Required<MemoryStoreLimits>>;
+  private readonly events: Readonly<EventRetention>;
+  private isFlushing = false;
 
-  constructor(limits: Partial<MemoryStoreLimits> = {}) {
-    this.limits = { ...DEFAULT_MEMORY_STORE_LIMITS, ...limits };
+  constructor(options: MemoryJobStoreOptions = {}) {
+    const { events = DEFAULT_EVENT_RETENTION, ...limits } = options;
+    this.limits = resolveLimits(limits);
+    this.events = events;
+    this.tables = new MemoryTables(events, this.limits.maxEventBytes);
   }
 
   async enqueue(jobs: readonly Job[]): Promise<void> {
@@ -84,210 +104,78 @@ export class MemoryJobStore implements JobStore {
   }
 
   async claim(params: ClaimParams): Promise<ClaimResult> {
-    const entry = this.workerSlot(params.workerId);
-    if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false };
-    const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
-    const jobs: Job[] = [];
-    let bytes = 0;
-    let isBudgetSpent = false;
-    for (const queue of params.queues) {
-      while (!isBudgetSpent && jobs.length < limit) {
-        const slot = this.tables.firstReady(queue);
-        if (slot === undefined) break;
-        // Past its waiting deadline: never started; the expiry pass discards it.
-        const deadline = waitingDeadline(slot.job);
-        if (deadline !== undefined && deadline <= params.now) {
-          this.tables.dropFirstReady(queue, deadline);
-          continue;
-        }
-        // A job that does not fit the byte budget stays first in its queue for the next claim.
-        isBudgetSpent = jobs.length > 0 && bytes + slot.bytes > params.maxBytes;
-        if (isBudgetSpent) break;
-        this.tables.dropFirstReady(queue);
-        bytes += slot.bytes;
-        const attempt = slot.job.attempt + 1;
-        const started = { ...slot.job, startedAt: params.now };
-        const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
-        jobs.push(
-          this.tables.update(slot, {
-            state: 'active',
-            attempt,
-            startedAt: params.now,
-            lease,
-            progress: undefined,
-            progressData: undefined,
-          }),
-        );
-        entry.held.add(slot.job.id);
-      }
-    }
-    this.flush();
-    return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size), isBudgetSpent };
+    return this.flushed(claimJobs(this.tables, this.workerSlot(params.workerId), params));
   }
 
   async releaseUndelivered(params: ReleaseParams): Promise<JobTransition[]> {
-    const transitions: JobTransition[] = [];
-    for (const { jobId, leaseToken: token } of params.leases) {
-      const slot = this.tables.jobs.get(jobId);
-      const lease = slot?.job.lease;
-      if (slot === undefined || lease === undefined || lease.token !== token) continue;
-      if (params.requireUnconfirmedLapse) {
-        const lastBeatAt = this.tables.workers.get(lease.workerId)?.worker.lastBeatAt ?? 0;
-        if (lease.isConfirmed || lease.expiresAt > params.now || lastBeatAt <= (slot.job.startedAt ?? 0)) continue;
-      }
-      const before = slot.job;
-      this.tables.releaseHeld(lease.workerId, jobId);
-      this.tables.update(slot, { state: 'available', attempt: before.attempt - 1, lease: undefined, enqueuedAt: params.now });
-      transitions.push(transition(before, slot.job));
-    }
-    this.flush();
-    return transitions;
+    return this.flushed(releaseUndelivered(this.tables, params));
   }
 
   async ack(params: AckParams): Promise<SettlementOutcome[]> {
-    const outcomes = params.items.map((item): SettlementOutcome => {
-      const slot = this.heldSlot(item.jobId, params.workerId, item.leaseToken);
-      if (slot instanceof Error) return { ok: false, error: slot };
-      const before = slot.job;
-      this.tables.releaseHeld(params.workerId, item.jobId);
-      // ojs-progress 8.1: a completed job that reported progress is at 1.0.
-      const progress = before.progress === undefined ? undefined : 1;
-      this.tables.update(slot, {
-        state: 'completed',
-        completedAt: params.now,
-        result: item.result,
-        error: undefined,
-        lease: undefined,
-        progress,
-      });
-      return { ok: true, transition: transition(before, slot.job) };
-    });
-    this.flush();
-    return outcomes;
+    return this.flushed(ack(this.tables, params));
   }
 
   async fail(params: FailParams): Promise<SettlementOutcome[]> {
-    const outcomes = params.items.map((item): SettlementOutcome => {
-      const slot = this.heldSlot(item.jobId, params.workerId, item.leaseToken);
-      if (slot instanceof Error) return { ok: false, error: slot };
-      const settled: SettlementOutcome = { ok: true, transition: this.tables.applyOutcome(slot, item.outcome, params.now) };
-      if (slot.job.nextRetryAt !== undefined) settled.nextRetryAt = slot.job.nextRetryAt;
-      return settled;
-    });
-    this.flush();
-    return outcomes;
+    return this.flushed(fail(this.tables, params));
   }
 
   async extendLease(params: ExtendLeaseParams): Promise<number> {
-    const slot = this.heldSlot(params.jobId, params.workerId, params.leaseToken);
-    if (slot instanceof Error) throw slot;
-    return this.renewLease(slot, params.now);
+    return this.flushed(extendLease(this.tables, params));
   }
 
   async recordProgress(params: ProgressParams): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
-    const slot = this.heldSlot(params.jobId, params.workerId, params.leaseToken);
-    if (slot instanceof Error) return { applied: false };
-    const patch: Partial<Job> = {};
-    if (params.progress !== undefined) patch.progress = mergeProgress(slot.job.progress, params.progress);
-    if (params.data !== undefined) patch.progressData = params.data;
-    if (params.checkpoint !== undefined) patch.lastCheckpoint = params.checkpoint;
-    this.tables.update(slot, patch);
-    return { applied: true, leaseExpiresAt: this.renewLease(slot, params.now) };
+    return this.flushed(recordProgress(this.tables, params));
   }
 
   async cancel(jobId: string, now: number): Promise<StateChange> {
-    const slot = this.jobSlot(jobId);
-    const before = slot.job;
-    if (before.state === 'cancelled') return { job: before, from: before.state };
-    assertTransition(jobId, before.state, 'cancelled');
-    if (before.lease !== undefined) {
-      this.tables.releaseHeld(before.lease.workerId, jobId);
-      this.tables.signal({ kind: 'jobsCancelled', workerId: before.lease.workerId, jobIds: [jobId] });
-    }
-    const job = this.tables.update(slot, { state: 'cancelled', completedAt: now, lease: undefined, nextRetryAt: undefined });
-    this.flush();
-    const change: StateChange = { job, from: before.state };
-    if (before.lease !== undefined) change.workerId = before.lease.workerId;
-    return change;
+    return this.changeOne(jobId, (slot) => cancelJob(this.tables, slot, now));
   }
 
   async activate(jobId: string, now: number): Promise<StateChange> {
-    const slot = this.jobSlot(jobId);
-    const from = slot.job.state;
-    if (from !== 'pending') throw invalidTransition(jobId, from, 'available');
-    this.tables.update(slot, { state: 'available', enqueuedAt: now });
-    this.flush();
-    return { job: slot.job, from };
+    return this.changeOne(jobId, (slot) => activateJob(this.tables, slot, now));
   }
 
   async retry(jobId: string, now: number): Promise<StateChange> {
-    const slot = this.jobSlot(jobId);
-    const from = slot.job.state;
-    if (from !== 'discarded') throw invalidTransition(jobId, from, 'available');
-    this.tables.update(slot, {
-      state: 'available',
-      attempt: 0,
-      enqueuedAt: now,
-      completedAt: undefined,
-      error: undefined,
-      errors: [],
-      result: undefined,
-      deadLetter: false,
-      progress: undefined,
-      progressData: undefined,
+    return this.changeOne(jobId, (slot) => {
+      // RetryJob is for the dead letter only; retryJobs also takes retryable jobs.
+      if (slot.job.state !== 'discarded') throw invalidTransition(jobId, slot.job.state, 'available');
+      return retryJob(this.tables, slot, now);
     });
-    this.flush();
-    return { job: slot.job, from };
+  }
+
+  async cancelJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return this.changeMany(params.jobIds, (slot) => cancelJob(this.tables, slot, params.now, params));
+  }
+
+  async retryJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return this.changeMany(params.jobIds, (slot) => retryJob(this.tables, slot, params.now, params));
+  }
+
+  async deleteJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return this.changeMany(params.jobIds, (slot) => {
+      deleteJob(this.tables, slot);
+      return undefined;
+    });
   }
 
   async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
-    const transitions: JobTransition[] = [];
-    const { due } = this.tables;
-    while (transitions.length < limit && (due.peek()?.at ?? Infinity) <= now) {
-      const slot = this.tables.current(due.pop()!);
-      if (slot === undefined) continue;
-      const job = slot.job;
-      this.tables.update(slot, { state: 'available', enqueuedAt: now, nextRetryAt: undefined });
-      transitions.push(transition(job, slot.job));
-    }
-    this.flush();
-    return transitions;
+    return this.flushed(promoteDue(this.tables, now, limit));
   }
 
   async findExpiredWaiting(now: number, limit: number): Promise<Job[]> {
-    return this.surface(this.tables.expiries, now, limit, (entry) => this.tables.current(entry) !== undefined);
+    return surfaceDue(this.tables, this.tables.expiries, now, limit, (entry) => this.tables.current(entry) !== undefined);
   }
 
   async discardWaiting(params: DiscardWaitingParams): Promise<JobTransition[]> {
-    const transitions: JobTransition[] = [];
-    for (const item of params.items) {
-      const slot = this.tables.jobs.get(item.jobId);
-      if (slot === undefined || slot.job.state !== item.expectedState || !WAITING_STATES.has(slot.job.state)) continue;
-      const before = slot.job;
-      this.tables.update(slot, {
-        state: 'discarded',
-        completedAt: params.now,
-        error: item.error,
-        errors: item.errors,
-        nextRetryAt: undefined,
-      });
-      transitions.push(transition(before, slot.job));
-    }
-    this.flush();
-    return transitions;
+    return this.flushed(discardWaiting(this.tables, params));
   }
 
   async takeDueSoftTimeouts(now: number, limit: number): Promise<{ jobId: string; workerId: string }[]> {
-    const due: { jobId: string; workerId: string }[] = [];
-    while (due.length < limit && (this.tables.softTimeouts.peek()?.at ?? Infinity) <= now) {
-      const job = this.tables.takeSoftTimeout()?.job;
-      if (job?.lease !== undefined) due.push({ jobId: job.id, workerId: job.lease.workerId });
-    }
-    return due;
+    return takeDueSoftTimeouts(this.tables, now, limit);
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<Job[]> {
-    return this.surface(this.tables.leases, now, limit, (entry) => this.tables.isLiveLease(entry));
+    return surfaceDue(this.tables, this.tables.leases, now, limit, (entry) => this.tables.isLiveLease(entry));
   }
 
   async listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]> {
@@ -303,45 +191,16 @@ export class MemoryJobStore implements JobStore {
   }
 
   async recover(params: RecoverParams): Promise<JobTransition[]> {
-    const transitions: JobTransition[] = [];
-    for (const item of params.items) {
-      const slot = this.tables.jobs.get(item.jobId);
-      const lease = slot?.job.lease;
-      if (slot === undefined || lease === undefined || lease.token !== item.leaseToken) continue;
-      if (item.requireExpired && lease.expiresAt > params.now) continue;
-      transitions.push(this.tables.applyOutcome(slot, item.outcome, params.now));
-    }
-    this.flush();
-    return transitions;
+    return this.flushed(recover(this.tables, params));
   }
 
   async pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number> {
-    const retentionMs: Record<TerminalState, number> = {
-      completed: retention.completedMs,
-      cancelled: retention.cancelledMs,
-      discarded: retention.discardedMs,
-    };
-    let excess = retention.maxJobs > 0 ? this.tables.terminalCount() - retention.maxJobs : 0;
-    let pruned = 0;
-    while (pruned < limit) {
-      // The oldest entry among the three states goes first when over the cap.
-      const heads = TERMINAL_STATES.map((state) => ({ state, head: this.tables.finished[state].peek() }))
-        .filter((h) => h.head !== undefined && (excess > 0 || h.head.at <= now - retentionMs[h.state]))
-        .toSorted((a, b) => a.head!.at - b.head!.at);
-      const next = heads[0];
-      if (next === undefined) break;
-      const slot = this.tables.current(this.tables.finished[next.state].pop()!);
-      if (slot === undefined) continue;
-      this.tables.remove(slot);
-      excess -= 1;
-      pruned += 1;
-    }
-    return pruned;
+    return pruneTerminal(this.tables, now, retention, limit);
   }
 
   async registerWorker(worker: Worker): Promise<void> {
-    if (this.tables.workers.has(worker.workerId)) throw duplicateWorker(worker.workerId);
-    this.tables.addWorker(worker);
+    registerWorker(this.tables, worker);
+    this.flush();
   }
 
   async getWorker(workerId: string): Promise<WorkerSnapshot | undefined> {
@@ -350,55 +209,15 @@ export class MemoryJobStore implements JobStore {
   }
 
   async listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>> {
-    const { filter } = request;
-    const budget = filter === undefined ? request.limit : request.scanBudget;
-    return this.tables.workerIds.page(request.after, request.limit, budget, (id) => {
-      const slot = this.tables.workers.get(id)!;
-      if (filter?.label !== undefined && !slot.worker.labels.includes(filter.label)) return undefined;
-      if (filter?.queue !== undefined && !slot.worker.queues.includes(filter.queue)) return undefined;
-      return snapshot(slot);
-    });
+    return listWorkers(this.tables, request);
   }
 
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
-    const slot = this.workerSlot(params.workerId);
-    const before = slot.worker;
-    const unchanged = { desiredState: desiredState(before), cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [] };
-    if (params.sequence !== 0 && params.sequence <= before.lastSequence) return { result: 'stale', ...unchanged };
-    if (!sameStateFields(before, params.expected)) return { result: 'conflict', ...unchanged };
-    slot.worker = {
-      ...before,
-      state: params.next.state,
-      directive: params.next.directive,
-      lastBeatAt: params.now,
-      lastSequence: params.sequence === 0 ? before.lastSequence : params.sequence,
-      reportedJobIds: [...params.activeJobIds],
-    };
-    const cancelledJobIds: string[] = [];
-    const timedOutJobIds: string[] = [];
-    const reclaimedJobIds: string[] = [];
-    for (const jobId of params.activeJobIds) {
-      const job = this.tables.jobs.get(jobId)?.job;
-      if (job === undefined) continue;
-      if (job.lease?.workerId === params.workerId) {
-        this.renewLease(this.tables.jobs.get(jobId)!, params.now);
-        if (softTimeoutAt(job) <= params.now) timedOutJobIds.push(jobId);
-      } else if (job.state === 'cancelled') cancelledJobIds.push(jobId);
-      else if (job.state !== 'completed') reclaimedJobIds.push(jobId);
-    }
-    this.signalIfRedirected(before, slot.worker);
-    this.flush();
-    return { result: 'applied', desiredState: desiredState(slot.worker), cancelledJobIds, timedOutJobIds, reclaimedJobIds };
+    return this.flushed(recordBeat(this.tables, this.workerSlot(params.workerId), params));
   }
 
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {
-    const slot = this.workerSlot(params.workerId);
-    const before = slot.worker;
-    if (!sameStateFields(before, params.expected)) return 'conflict';
-    slot.worker = { ...before, state: params.next.state, directive: params.next.directive };
-    this.signalIfRedirected(before, slot.worker);
-    this.flush();
-    return 'applied';
+    return this.flushed(directWorker(this.tables, this.workerSlot(params.workerId), params));
   }
 
   async findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]> {
@@ -411,35 +230,60 @@ export class MemoryJobStore implements JobStore {
   }
 
   async removeWorker(params: RemoveWorkerParams): Promise<RemoveWorkerOutcome> {
-    const slot = this.tables.workers.get(params.workerId);
-    if (slot === undefined || (params.ifLastBeatAt !== undefined && slot.worker.lastBeatAt !== params.ifLastBeatAt)) {
-      return { removed: false, transitions: [] };
-    }
-    const covered = new Map(params.recoveries.map((r) => [r.jobId, r.leaseToken]));
-    for (const jobId of slot.held) {
-      const lease = this.tables.jobs.get(jobId)?.job.lease;
-      // A held id whose job is not active under this worker's lease reserves nothing: it goes with the worker.
-      if (lease?.workerId !== params.workerId) continue;
-      if (covered.get(jobId) !== lease.token) return { removed: false, transitions: [] };
-    }
-    const transitions: JobTransition[] = [];
-    for (const recovery of params.recoveries) {
-      const jobSlot = this.tables.jobs.get(recovery.jobId);
-      if (jobSlot === undefined || leaseProblem(jobSlot.job, params.workerId, recovery.leaseToken) !== undefined) continue;
-      transitions.push(this.tables.applyOutcome(jobSlot, recovery.outcome, params.now));
-    }
-    this.tables.deleteWorker(params.workerId);
-    this.tables.signal({ kind: 'workerRemoved', workerId: params.workerId });
-    this.flush();
-    return { removed: true, transitions };
+    return this.flushed(removeWorker(this.tables, params));
   }
 
   async listQueues(request: PageRequest): Promise<Page<QueueCounts>> {
     return this.tables.queueNames.page(request.after, request.limit, request.limit, (queue) => this.tables.queueCounts(queue));
   }
 
+  async queueStats(queue: string, now: number): Promise<QueueStats> {
+    const counts = this.tables.queueCounts(queue) ?? { queue, paused: false, ...zeroCounts() };
+    return { counts, minutes: this.tables.throughput.minutes(queue, now) };
+  }
+
+  async setQueuePaused(params: PauseParams): Promise<{ changed: boolean }> {
+    const changed = this.tables.setPaused(params.queue, params.paused, params.now, params.actor);
+    this.flush();
+    return { changed };
+  }
+
+  async listJobs(query: JobQuery): Promise<Page<Job>> {
+    const page = pageWithinBytes(
+      this.listPage(query),
+      query.maxBytes,
+      (slot) => slot.bytes,
+      (slot) => slot.key,
+    );
+    return { ...page, items: page.items.map((slot) => slot.job) };
+  }
+
+  async findJobIds(query: JobQuery): Promise<Page<string>> {
+    const page = this.listPage(query);
+    return { ...page, items: page.items.map((slot) => slot.job.id) };
+  }
+
+  async readFacts(request: { after?: string; limit: number }): Promise<FactPage> {
+    return this.tables.log.read(request.after, request.limit);
+  }
+
+  async followFacts(after: string | undefined, listener: (facts: RecordedFact[]) => void): Promise<() => void> {
+    const unfollow = this.tables.log.follow(after, listener);
+    // Facts already recorded after `after` are handed over in a microtask: never during this call, never inside a change.
+    queueMicrotask(() => this.flush());
+    return unfollow;
+  }
+
+  async pruneFacts(now: number): Promise<number> {
+    return this.tables.log.prune(now);
+  }
+
+  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void {
+    return this.tables.heartbeats.follow(listener);
+  }
+
   async audit(): Promise<string[]> {
-    return auditTables(this.tables);
+    return auditTables(this.tables, { events: this.events, maxEventBytes: this.limits.maxEventBytes });
   }
 
   subscribe(listener: (signal: StoreSignal) => void): () => void {
@@ -454,18 +298,56 @@ export class MemoryJobStore implements JobStore {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.tables.log.unfollowAll();
+    this.tables.heartbeats.unfollowAll();
   }
 
+  /**
+   * Hands out what the call that just ran collected: signals, facts,
+   * heartbeat notices. A listener that calls the store meanwhile gets its
+   * own call's output from this loop, after the current batch: never
+   * re-entrantly, and every follower still in log order.
+   */
   private flush(): void {
-    for (const signal of this.tables.drainSignals()) {
-      for (const listener of this.listeners) listener(signal);
+    if (this.isFlushing) return;
+    this.isFlushing = true;
+    try {
+      for (let more = true; more;) {
+        const signals = this.tables.drainSignals();
+        for (const signal of signals) for (const listener of this.listeners) listener(signal);
+        const hadFacts = this.tables.log.deliver();
+        const hadNotices = this.tables.heartbeats.deliver();
+        more = signals.length > 0 || hadFacts || hadNotices;
+      }
+    } finally {
+      this.isFlushing = false;
     }
   }
 
-  private jobSlot(jobId: string): JobSlot {
+  /** Applies a single-job change (throwing its refusal) and answers the state change it made. */
+  private changeOne(jobId: string, change: (slot: JobSlot) => JobTransition | undefined): StateChange {
     const slot = this.tables.jobs.get(jobId);
     if (slot === undefined) throw jobNotFound(jobId);
-    return slot;
+    const before = slot.job;
+    change(slot);
+    this.flush();
+    const changed: StateChange = { job: slot.job, from: before.state };
+    if (before.lease !== undefined) changed.workerId = before.lease.workerId;
+    return changed;
+  }
+
+  private changeMany(jobIds: readonly string[], change: (slot: JobSlot) => JobTransition | undefined): BulkOutcome[] {
+    return this.flushed(changeEach(this.tables, jobIds, change));
+  }
+
+  private listPage(query: JobQuery): Page<JobSlot> {
+    return listPage(this.tables.listings, (id) => this.tables.jobs.get(id)!, query);
+  }
+
+  /** `result`, once what the call collected has been handed out. */
+  private flushed<T>(result: T): T {
+    this.flush();
+    return result;
   }
 
   private workerSlot(workerId: string): WorkerSlot {
@@ -473,58 +355,4 @@ export class MemoryJobStore implements JobStore {
     if (slot === undefined) throw workerNotFound(workerId);
     return slot;
   }
-
-  /** The job if `workerId` holds its current lease, else the refusal. */
-  private heldSlot(jobId: string, workerId: string, token: string): JobSlot | Error {
-    const slot = this.tables.jobs.get(jobId);
-    if (slot === undefined) return jobNotFound(jobId);
-    const problem = leaseProblem(slot.job, workerId, token);
-    return problem === undefined ? slot : leaseNotHeld(jobId, problem, slot.job.state);
-  }
-
-  private renewLease(slot: JobSlot, now: number): number {
-    const before = slot.job.lease!;
-    const renewed = confirmedLease(slot.job, before, now);
-    this.tables.update(slot, { lease: renewed });
-    // A lease capped by a fixed deadline (timeout, total timeout) may keep its expiry: one entry is enough.
-    if (renewed.expiresAt !== before.expiresAt) this.tables.indexRenewedLease(slot);
-    return renewed.expiresAt;
-  }
-
-  private signalIfRedirected(before: Worker, after: Worker): void {
-    const state = desiredState(after);
-    if (state !== desiredState(before)) this.tables.signal({ kind: 'workerDirected', workerId: after.workerId, state });
-  }
-
-  /**
-   * The jobs of the due entries of `heap` that `isLive` accepts; stale ones
-   * are dropped. Live entries are put back, so a job stays findable until a
-   * change actually applies to it.
-   */
-  private surface(heap: MinHeap<TimedEntry>, now: number, limit: number, isLive: (entry: TimedEntry) => boolean): Job[] {
-    const surfaced: TimedEntry[] = [];
-    const found: Job[] = [];
-    while (found.length < limit && (heap.peek()?.at ?? Infinity) <= now) {
-      const entry = heap.pop()!;
-      if (!isLive(entry)) continue;
-      surfaced.push(entry);
-      found.push(this.tables.jobs.get(entry.id)!.job);
-    }
-    for (const entry of surfaced) heap.push(entry);
-    return found;
-  }
-}
-
-function snapshot(slot: WorkerSlot): WorkerSnapshot {
-  return { worker: slot.worker, heldJobIds: [...slot.held] };
-}
-
-/** ojs-progress 5.1: clamped to 0..1, and never lower than what the attempt reported. */
-function mergeProgress(previous: number | undefined, reported: number): number {
-  const clamped = Math.min(1, Math.max(0, reported));
-  return previous === undefined ? clamped : Math.max(previous, clamped);
-}
-
-function sameStateFields(worker: Worker, expected: WorkerStateFields): boolean {
-  return worker.state === expected.state && worker.directive === expected.directive;
 }

@@ -1,13 +1,21 @@
+import type { EventFact, JobFact } from '../../domain/event-facts';
 import type { FailureOutcome } from '../../domain/failure';
 import { JOB_STATES, type Job, type JobState, type TerminalState } from '../../domain/job';
+import { confirmedLease } from '../../domain/lease';
+import type { EventRetention } from '../../domain/retention';
 import type { Worker } from '../../domain/worker';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
 import { transitionOf, type JobTransition } from '../../domain/transition';
 import type { QueueCounts } from '../job-store';
 import type { StoreSignal } from '../store-signal';
+import { FactLog } from './fact-log';
+import { HeartbeatFeed } from './heartbeat-feed';
+import { listingKey, listingTimeOf } from '../../domain/job-query';
+import { ListingIndexes, listingKeyOf, timeOfKey } from './listing-indexes';
 import { mergeSignals } from './merge-signals';
 import { MinHeap } from './min-heap';
 import { PriorityFifo } from './priority-fifo';
+import { QueueThroughput } from './queue-throughput';
 import { SortedKeySet } from './sorted-key-set';
 import { storedBytesDelta } from './stored-size';
 
@@ -21,6 +29,8 @@ export interface JobSlot {
    * sequence it was made for; one whose sequence is not the slot's is stale.
    */
   seq: number;
+  /** The job's key in the listings of its state (listing-indexes.ts). */
+  key: string;
 }
 
 export interface WorkerSlot {
@@ -48,10 +58,10 @@ const SWEEP_SLACK = 1_024;
 
 /**
  * The tables of the in-memory store and the low-level changes that keep its
- * indexes, counters and sizes consistent. Jobs are immutable values: every
- * change replaces the slot's job, so a job handed out earlier is a stable
- * snapshot. Signals are collected while a store call runs and emitted when
- * it ends.
+ * indexes, counters, sizes, listings, throughput and event log consistent.
+ * Jobs are immutable values: every change replaces the slot's job, so a job
+ * handed out earlier is a stable snapshot. Signals, facts and heartbeat
+ * notices are collected while a store call runs and handed out when it ends.
  *
  * Index entries are never removed from the middle of a heap or FIFO: a
  * change makes the old entry stale (its sequence no longer matches), readers
@@ -64,8 +74,18 @@ export class MemoryTables {
   readonly workerIds = new SortedKeySet();
   /** Job counts per state of each queue that holds jobs; a queue's entry goes with its last job. */
   readonly counts = new Map<string, Record<JobState, number>>();
-  /** The keys of `counts`, in order, for paged listings. */
+  /** Paused queues, whether they hold jobs or not. */
+  readonly paused = new Set<string>();
+  /** The queues that hold jobs or are paused (the keys of `counts` and `paused`), in order, for paged listings. */
   readonly queueNames = new SortedKeySet();
+  /** Every job's listing key, per state and per state and queue. */
+  readonly listings = new ListingIndexes();
+  /** Completed, failed and discarded counts per queue and minute; a queue's go with it. */
+  readonly throughput = new QueueThroughput();
+  /** The facts every change records, for readFacts and followFacts. */
+  readonly log: FactLog;
+  /** Beats and lease extensions, for live heartbeat followers only. */
+  readonly heartbeats = new HeartbeatFeed();
   /** Available jobs per queue, in delivery order; a queue's entry goes with its last job. */
   readonly ready = new Map<string, PriorityFifo<IndexEntry>>();
   /** Job counts per state over every queue. */
@@ -93,15 +113,25 @@ export class MemoryTables {
   private nextSeq = 1;
   private pendingSignals: StoreSignal[] = [];
 
+  constructor(events: Readonly<EventRetention>, maxEventBytes: number) {
+    this.log = new FactLog(events, maxEventBytes);
+  }
+
+  /** Stores a new job and records its enqueueing. */
   insert(job: Job, bytes: number): void {
-    const slot: JobSlot = { job, bytes, seq: 0 };
+    const slot: JobSlot = { job, bytes, seq: 0, key: listingKeyOf(job) };
     this.jobs.set(job.id, slot);
     this.storedBytes += bytes;
     this.count(job.queue, job.state, 1);
     this.index(slot);
+    this.record(transitionOf(job, 'none', job.createdAt));
   }
 
-  /** Replaces the job with `patch` applied, keeping counts, sizes and indexes in step. */
+  /**
+   * Replaces the job with `patch` applied, keeping counts, sizes, indexes
+   * and listings in step. A change of state goes through `transit`, which
+   * records it, unless its caller records it itself.
+   */
   update(slot: JobSlot, patch: Partial<Job>): Job {
     const before = slot.job;
     const delta = storedBytesDelta(before, patch);
@@ -112,6 +142,10 @@ export class MemoryTables {
       // Counted into the new state before out of the old, so the queue never looks empty meanwhile.
       this.count(before.queue, slot.job.state, 1);
       this.count(before.queue, before.state, -1);
+      this.listings.delete(before.state, before.queue, slot.key);
+      // A job claimed as it was enqueued keeps its listing time, and its key: no new string on the hot path.
+      const time = listingTimeOf(slot.job);
+      if (time !== listingTimeOf(before)) slot.key = listingKey(time, slot.job.id);
       this.index(slot);
       if (before.state === 'available') this.sweepReady(before.queue);
       this.sweep();
@@ -119,11 +153,36 @@ export class MemoryTables {
     return slot.job;
   }
 
-  /** Forgets a job entirely (retention); index entries that name it go stale. */
+  /**
+   * Applies a change of state and records it: the fact in the log (with
+   * `extra` fields the transition cannot know, such as who asked) and the
+   * queue's throughput. Returns the transition, the fact's very fields.
+   */
+  transit(slot: JobSlot, patch: Partial<Job>, at: number, extra?: Partial<JobTransition>): JobTransition {
+    const before = slot.job;
+    this.update(slot, patch);
+    const made = transition(before, slot.job, at);
+    if (extra !== undefined) Object.assign(made, extra);
+    this.record(made);
+    return made;
+  }
+
+  /** Records a fact in the log; a job transition also counts in its queue's throughput. */
+  record(fact: JobTransition | Exclude<EventFact, JobFact>): void {
+    if (!('kind' in fact)) this.throughput.count(fact);
+    this.log.record(fact);
+  }
+
+  /**
+   * Forgets a job entirely (retention, deletion): its counts, size and
+   * listing keys go at once; heap entries that name it go stale (no job has
+   * their sequence) and leave with the next sweep.
+   */
   remove(slot: JobSlot): void {
     const { queue, state } = slot.job;
     this.jobs.delete(slot.job.id);
     this.storedBytes -= slot.bytes;
+    this.listings.delete(state, queue, slot.key);
     this.count(queue, state, -1);
     this.sweep();
   }
@@ -178,10 +237,17 @@ export class MemoryTables {
     return at <= this.softTimeoutsTakenAt;
   }
 
-  /** Adds a lease entry at the job's renewed lease expiry. */
-  indexRenewedLease(slot: JobSlot): void {
-    this.leases.push({ at: slot.job.lease!.expiresAt, id: slot.job.id, seq: slot.seq });
-    this.sweep();
+  /** Renews the lease of an active job from `now` (domain confirmedLease); returns its new expiry. */
+  renewLease(slot: JobSlot, now: number): number {
+    const before = slot.job.lease!;
+    const renewed = confirmedLease(slot.job, before, now);
+    this.update(slot, { lease: renewed });
+    // A lease capped by a fixed deadline (timeout, total timeout) may keep its expiry: one entry is enough.
+    if (renewed.expiresAt !== before.expiresAt) {
+      this.leases.push({ at: renewed.expiresAt, id: slot.job.id, seq: slot.seq });
+      this.sweep();
+    }
+    return renewed.expiresAt;
   }
 
   /** Applies a decided failure outcome to an active job and releases its lease. */
@@ -201,8 +267,7 @@ export class MemoryTables {
       patch.deadLetter = outcome.deadLetter;
     }
     if (before.lease !== undefined) this.releaseHeld(before.lease.workerId, before.id);
-    this.update(slot, patch);
-    return { ...transition(before, slot.job), errorType: outcome.error.type };
+    return this.transit(slot, patch, now);
   }
 
   releaseHeld(workerId: string, jobId: string): void {
@@ -237,9 +302,35 @@ export class MemoryTables {
     return this.totals.completed + this.totals.cancelled + this.totals.discarded;
   }
 
+  /** A listed queue's counts, pause and lag; undefined for a queue that holds no jobs and is not paused. */
   queueCounts(queue: string): QueueCounts | undefined {
     const counts = this.counts.get(queue);
-    return counts === undefined ? undefined : { queue, ...counts };
+    const paused = this.paused.has(queue);
+    if (counts === undefined && !paused) return undefined;
+    const listed: QueueCounts = { queue, paused, ...(counts ?? zeroCounts()) };
+    const oldest = this.listings.keys('available', queue)?.first();
+    if (oldest !== undefined) listed.oldestAvailableAt = timeOfKey(oldest);
+    return listed;
+  }
+
+  /**
+   * Pauses or resumes a queue, recording the fact; a resumed queue's
+   * available jobs are signalled (their enqueues were not, while paused).
+   * Returns whether anything changed.
+   */
+  setPaused(queue: string, paused: boolean, at: number, actor?: string): boolean {
+    if (this.paused.has(queue) === paused) return false;
+    if (paused) {
+      this.paused.add(queue);
+      this.queueNames.add(queue);
+    } else {
+      this.paused.delete(queue);
+      const available = this.counts.get(queue)?.available;
+      if (available === undefined) this.forgetQueue(queue);
+      else if (available > 0) this.signal({ kind: 'jobsAvailable', queue, count: available });
+    }
+    this.record(actor === undefined ? { kind: 'queue', at, queue, paused } : { kind: 'queue', at, queue, paused, actor });
+    return true;
   }
 
   /** Moves the counters of one queue and state by `delta`; a queue's entries go when it holds no job. */
@@ -254,16 +345,23 @@ export class MemoryTables {
     this.totals[state] += delta;
     if (delta < 0 && JOB_STATES.every((s) => counts[s] === 0)) {
       this.counts.delete(queue);
-      this.queueNames.delete(queue);
       this.ready.delete(queue);
+      if (!this.paused.has(queue)) this.forgetQueue(queue);
     }
   }
 
-  /** Adds the index entries that the job's (new) state needs, under a new sequence. */
+  /** Drops what a queue that holds no jobs and is not paused still has: its name and throughput. */
+  private forgetQueue(queue: string): void {
+    this.queueNames.delete(queue);
+    this.throughput.drop(queue);
+  }
+
+  /** Adds the index entries that the job's (new) state needs, under a new sequence; its listing key is current. */
   private index(slot: JobSlot): void {
     const job = slot.job;
     const [id, seq] = [job.id, this.nextSeq++];
     slot.seq = seq;
+    this.listings.add(job.state, job.queue, slot.key);
     switch (job.state) {
       case 'available': {
         let fifo = this.ready.get(job.queue);
@@ -272,7 +370,8 @@ export class MemoryTables {
           this.ready.set(job.queue, fifo);
         }
         fifo.push(job.priority, { id, seq });
-        this.signal({ kind: 'jobsAvailable', queue: job.queue, count: 1 });
+        // A paused queue's jobs are signalled when it resumes: waking streams now would claim nothing.
+        if (!this.paused.has(job.queue)) this.signal({ kind: 'jobsAvailable', queue: job.queue, count: 1 });
         break;
       }
       case 'scheduled':
@@ -332,6 +431,6 @@ export function zeroCounts(): Record<JobState, number> {
 }
 
 /** The transition from `before` to `after`, naming the worker that held the job. */
-export function transition(before: Job, after: Job): JobTransition {
-  return transitionOf(after, before.state, before.lease?.workerId);
+export function transition(before: Job, after: Job, at: number): JobTransition {
+  return transitionOf(after, before.state, at, before.lease?.workerId);
 }

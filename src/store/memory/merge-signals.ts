@@ -1,19 +1,38 @@
 import type { StoreSignal } from '../store-signal';
 
 /**
- * Folds per-job signals into one per queue or worker, summing counts; other
- * signals pass unchanged, in order. Linear in the number of signals.
+ * Folds per-job signals into one per queue or worker, summing counts and
+ * joining the ids of cancelled jobs (a bulk cancel tells each worker once);
+ * other signals pass unchanged, in order. Linear in the number of signals.
  */
 export function mergeSignals(signals: StoreSignal[]): StoreSignal[] {
   if (signals.length < 2) return signals;
   const merged = new Map<string, StoreSignal>();
   for (const signal of signals) {
-    const key =
-      signal.kind === 'jobsAvailable' ? `a:${signal.queue}` : signal.kind === 'capacityFreed' ? `c:${signal.workerId}` : undefined;
+    const key = keyOf(signal);
     const previous = key === undefined ? undefined : merged.get(key);
     if (key === undefined) merged.set(`${merged.size}`, signal);
-    else if (previous !== undefined && 'count' in previous && 'count' in signal) previous.count += signal.count;
-    else merged.set(key, { ...signal });
+    else if (previous === undefined)
+      merged.set(key, signal.kind === 'jobsCancelled' ? { ...signal, jobIds: [...signal.jobIds] } : { ...signal });
+    else if (previous.kind === 'jobsCancelled' && signal.kind === 'jobsCancelled') previous.jobIds.push(...signal.jobIds);
+    else if ('count' in previous && 'count' in signal) previous.count += signal.count;
   }
   return [...merged.values()];
+}
+
+function keyOf(signal: StoreSignal): string | undefined {
+  switch (signal.kind) {
+    case 'jobsAvailable':
+      return `a:${signal.queue}`;
+    case 'capacityFreed':
+      return `c:${signal.workerId}`;
+    case 'jobsCancelled':
+      return `x:${signal.workerId}`;
+    case 'workerDirected':
+    case 'workerRemoved':
+    case 'jobsTimedOut':
+    case 'jobsReclaimed':
+    case 'availability':
+      return undefined;
+  }
 }

@@ -25,9 +25,11 @@ export class SortedKeySet {
       this.count = 1;
       return;
     }
-    const c = Math.min(this.chunkIndex(key), this.chunks.length - 1);
+    const last = this.chunks.length - 1;
+    // Most keys arrive in order (listing keys start with a time): appending needs no search.
+    const c = key > this.chunks[last]!.at(-1)! ? last : Math.min(this.chunkIndex(key), last);
     const chunk = this.chunks[c]!;
-    const i = firstAtLeast(chunk, key);
+    const i = c === last && key > chunk.at(-1)! ? chunk.length : firstAtLeast(chunk, key);
     if (chunk[i] === key) return;
     chunk.splice(i, 0, key);
     this.count += 1;
@@ -35,10 +37,12 @@ export class SortedKeySet {
   }
 
   delete(key: string): boolean {
-    const c = this.chunkIndex(key);
+    // Most keys leave first in line (the oldest job is claimed, finished or pruned first): that needs no search.
+    const isFirst = this.chunks[0]?.[0] === key;
+    const c = isFirst ? 0 : this.chunkIndex(key);
     const chunk = this.chunks[c];
     if (chunk === undefined) return false;
-    const i = firstAtLeast(chunk, key);
+    const i = isFirst ? 0 : firstAtLeast(chunk, key);
     if (chunk[i] !== key) return false;
     chunk.splice(i, 1);
     this.count -= 1;
@@ -54,6 +58,21 @@ export class SortedKeySet {
       const chunk = this.chunks[c]!;
       for (; i < chunk.length; i++) yield chunk[i]!;
     }
+  }
+
+  /** The keys before `before` (exclusive; all of them without it), in reverse order. */
+  *before(before?: string): IterableIterator<string> {
+    let c = before === undefined ? this.chunks.length - 1 : Math.min(this.chunkIndex(before), this.chunks.length - 1);
+    let i = before === undefined ? (this.chunks[c]?.length ?? 0) - 1 : firstAtLeast(this.chunks[c] ?? [], before) - 1;
+    for (; c >= 0; c--, i = (this.chunks[c]?.length ?? 0) - 1) {
+      const chunk = this.chunks[c]!;
+      for (; i >= 0; i--) yield chunk[i]!;
+    }
+  }
+
+  /** The smallest key, if any. */
+  first(): string | undefined {
+    return this.chunks[0]?.[0];
   }
 
   /**

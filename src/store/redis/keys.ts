@@ -15,17 +15,30 @@ export class RedisKeys {
   readonly expiries: string;
   readonly leases: string;
   readonly seq: string;
-  /** The names of the queues that hold jobs, all with score 0: read by name with ZRANGEBYLEX. */
+  /** The names of the queues that hold jobs or are paused, all with score 0: read by name with ZRANGEBYLEX. */
   readonly queues: string;
   readonly counts: string;
   readonly workers: string;
   readonly worker: string;
   readonly held: string;
-  readonly finished: string;
+  /**
+   * Listing indexes, per state (`<listing><state>`) and per state and queue
+   * (`<listing><state>:<queue>`): sorted sets read by ZRANGEBYLEX whose
+   * members are domain listingKeys (listing time, id).
+   */
+  readonly listing: string;
   readonly channel: string;
   readonly timeouts: string;
   /** Worker ids, all with score 0: read by id with ZRANGEBYLEX (the `workers` set orders them by last beat). */
   readonly workerIds: string;
+  /** The names of the paused queues. */
+  readonly paused: string;
+  /** Per queue and minute (`<stats><queue>:<minute start>`), the throughput counts of that minute; each expires. */
+  readonly stats: string;
+  /** The event log: a stream of facts. */
+  readonly events: string;
+  /** The pub/sub channel of live heartbeat notices (never stored). */
+  readonly heartbeats: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -40,10 +53,14 @@ export class RedisKeys {
     this.workers = `${prefix}:workers`;
     this.worker = `${prefix}:worker:`;
     this.held = `${prefix}:held:`;
-    this.finished = `${prefix}:finished:`;
+    this.listing = `${prefix}:listing:`;
     this.channel = `${prefix}:signals`;
     this.timeouts = `${prefix}:timeouts`;
     this.workerIds = `${prefix}:worker-ids`;
+    this.paused = `${prefix}:paused`;
+    this.stats = `${prefix}:stats:`;
+    this.events = `${prefix}:events`;
+    this.heartbeats = `${prefix}:heartbeats`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -60,10 +77,14 @@ export class RedisKeys {
       this.workers,
       this.worker,
       this.held,
-      this.finished,
+      this.listing,
       this.channel,
       this.timeouts,
       this.workerIds,
+      this.paused,
+      this.stats,
+      this.events,
+      this.heartbeats,
     ];
   }
 

@@ -5,6 +5,12 @@ export interface RedisConnection {
   command: Redis | Cluster;
   /** For SUBSCRIBE (a connection in subscriber mode can do nothing else). */
   subscriber: Redis | Cluster;
+  /**
+   * Opens another connection like the subscriber (it waits through
+   * reconnections, and no command times out): for what must not share one,
+   * such as a blocking XREAD or another subscription. Connects lazily.
+   */
+  readonly open: () => Redis | Cluster;
 }
 
 const CLUSTER_SCHEME = 'redis+cluster://';
@@ -33,7 +39,10 @@ function commandOptions(commandTimeoutMs: number): RedisOptions {
   };
 }
 
-/** Subscriptions queue until connected and are restored after every reconnect. */
+/**
+ * Subscriptions queue until connected and are restored after every
+ * reconnect; commands (a blocking read) wait for the connection too.
+ */
 const SUBSCRIBER_OPTIONS: RedisOptions = {
   enableOfflineQueue: true,
   autoResubscribe: true,
@@ -48,7 +57,8 @@ const SUBSCRIBER_OPTIONS: RedisOptions = {
  */
 export function openRedis(url: string, commandTimeoutMs: number): RedisConnection {
   if (!url.startsWith(CLUSTER_SCHEME)) {
-    return { command: new Redis(url, commandOptions(commandTimeoutMs)), subscriber: new Redis(url, SUBSCRIBER_OPTIONS) };
+    const open = (): Redis => new Redis(url, SUBSCRIBER_OPTIONS);
+    return { command: new Redis(url, commandOptions(commandTimeoutMs)), subscriber: open(), open };
   }
   const rest = url.slice(CLUSTER_SCHEME.length);
   const at = rest.lastIndexOf('@');
@@ -69,5 +79,6 @@ export function openRedis(url: string, commandTimeoutMs: number): RedisConnectio
       clusterRetryStrategy: reconnectDelay,
       redisOptions: { ...options, ...auth, lazyConnect: false },
     });
-  return { command: cluster(commandOptions(commandTimeoutMs)), subscriber: cluster(SUBSCRIBER_OPTIONS) };
+  const open = (): Cluster => cluster(SUBSCRIBER_OPTIONS);
+  return { command: cluster(commandOptions(commandTimeoutMs)), subscriber: open(), open };
 }

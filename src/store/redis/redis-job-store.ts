@@ -1,22 +1,29 @@
+import type { HeartbeatNotice, RecordedFact } from '../../domain/event-facts';
 import type { Job } from '../../domain/job';
-import type { RetentionPolicy } from '../../domain/retention';
+import type { JobQuery } from '../../domain/job-query';
+import { DEFAULT_EVENT_RETENTION, type EventRetention, type RetentionPolicy } from '../../domain/retention';
 import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
   AckParams,
   BeatOutcome,
   BeatParams,
+  BulkChangeParams,
+  BulkOutcome,
   ClaimParams,
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
   ExtendLeaseParams,
+  FactPage,
   FailParams,
   JobStore,
   Page,
   PageRequest,
+  PauseParams,
   ProgressParams,
   QueueCounts,
+  QueueStats,
   RecoverParams,
   ReleaseParams,
   RemoveWorkerOutcome,
@@ -27,6 +34,8 @@ import type {
   WorkerSnapshot,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
+import { FactFollower } from './fact-follower';
+import { HeartbeatFeed } from './heartbeat-feed';
 import { RedisKeys } from './keys';
 import { openRedis, type RedisConnection } from './redis-connection';
 import { RedisProbe } from './redis-probe';
@@ -36,7 +45,9 @@ import { ScriptRunner } from './script-runner';
 import { ackScript } from './scripts/ack';
 import { auditScript } from './scripts/audit';
 import { cancelScript } from './scripts/cancel';
+import { cancelJobsScript } from './scripts/cancel-jobs';
 import { claimScript } from './scripts/claim';
+import { deleteJobsScript } from './scripts/delete-jobs';
 import { directWorkerScript } from './scripts/direct-worker';
 import { discardWaitingScript } from './scripts/discard-waiting';
 import { enqueueScript } from './scripts/enqueue';
@@ -48,17 +59,23 @@ import { findSilentWorkersScript } from './scripts/find-silent-workers';
 import { getJobsScript } from './scripts/get-jobs';
 import { getWorkerScript } from './scripts/get-worker';
 import { listActiveHeartbeatsScript } from './scripts/list-active-heartbeats';
+import { listJobsScript } from './scripts/list-jobs';
 import { listQueuesScript } from './scripts/list-queues';
 import { listWorkersScript } from './scripts/list-workers';
 import { makeAvailableScript } from './scripts/make-available';
 import { promoteDueScript } from './scripts/promote-due';
+import { pruneFactsScript } from './scripts/prune-facts';
 import { pruneTerminalScript } from './scripts/prune-terminal';
+import { queueStatsScript } from './scripts/queue-stats';
+import { readFactsScript } from './scripts/read-facts';
 import { recordBeatScript } from './scripts/record-beat';
 import { recordProgressScript } from './scripts/record-progress';
 import { recoverScript } from './scripts/recover';
 import { registerWorkerScript } from './scripts/register-worker';
 import { releaseUndeliveredScript } from './scripts/release-undelivered';
 import { removeWorkerScript } from './scripts/remove-worker';
+import { retryJobsScript } from './scripts/retry-jobs';
+import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 import { decodeSignal, encodeSignal } from './signal-codec';
 
@@ -76,19 +93,28 @@ export interface RedisJobStoreOptions {
   pingTimeoutMs?: number;
   /** How long a command waits for Redis before it fails as UNAVAILABLE (default 5 s). */
   commandTimeoutMs?: number;
+  /** How many facts the event log keeps, and how long (default DEFAULT_EVENT_RETENTION). */
+  events?: EventRetention;
 }
 
 /** Most keys one audit examines: far beyond any store a test builds, a bound for an operator's store. */
 const AUDIT_KEY_BUDGET = 1_000_000;
 /** Most problems one audit reports (the last sentence counts the rest). */
 const AUDIT_MAX_PROBLEMS = 1_000;
+/** Most facts one read of the log takes, for followers. */
+const FOLLOW_PAGE_SIZE = 1_000;
+/** How long a follower's read blocks waiting for facts (the loop outlives its last follower by at most this). */
+const FOLLOW_BLOCK_MS = 5_000;
 
 /**
  * RedisJobStore keeps the jobs of every server replica in one Redis (or
  * Redis Cluster). Each operation is one Lua script (src/store/redis/lua,
  * declared in scripts/), so one round trip and atomic: replicas never race
  * on a read-modify-write. Signals travel on a pub/sub channel, so a change
- * made through any replica reaches the streams held by every other.
+ * made through any replica reaches the streams held by every other. Each
+ * change's fact is appended to the event log (a stream) by the script that
+ * makes it; followers of the log and of heartbeats use connections of
+ * their own, opened when first needed.
  *
  * The store is available while commands run, the signal channel is
  * subscribed and Redis answers probes in time: a Redis that keeps its
@@ -99,6 +125,8 @@ export class RedisJobStore implements JobStore {
   private readonly keys: RedisKeys;
   private readonly scripts: ScriptRunner;
   private readonly probe: RedisProbe;
+  private readonly facts: FactFollower;
+  private readonly heartbeats: HeartbeatFeed;
   private readonly listeners = new Set<(signal: StoreSignal) => void>();
   /** Whether commands can run. */
   private isCommandReady = false;
@@ -112,9 +140,18 @@ export class RedisJobStore implements JobStore {
     private readonly connection: RedisConnection,
     prefix: string,
     probe: { intervalMs: number; timeoutMs: number },
+    private readonly events: EventRetention,
   ) {
     this.keys = new RedisKeys(prefix);
-    this.scripts = new ScriptRunner(connection.command, this.keys.scriptKeys());
+    this.scripts = new ScriptRunner(connection.command, this.keys.scriptKeys(), { eventLogLength: events.maxCount });
+    this.facts = new FactFollower({
+      open: connection.open,
+      key: this.keys.events,
+      read: (after, limit) => this.run(readFactsScript, after === undefined ? { limit } : { after, limit }),
+      blockMs: FOLLOW_BLOCK_MS,
+      pageSize: FOLLOW_PAGE_SIZE,
+    });
+    this.heartbeats = new HeartbeatFeed(connection.open, this.keys.heartbeats);
     // A keyed read, so that in a cluster it asks the node that holds the deployment's slot.
     this.probe = new RedisProbe(
       () => connection.command.exists(this.keys.seq),
@@ -155,7 +192,7 @@ export class RedisJobStore implements JobStore {
   static async connect(options: RedisJobStoreOptions): Promise<RedisJobStore> {
     const connection = openRedis(options.url, options.commandTimeoutMs ?? 5_000);
     const probe = { intervalMs: options.pingIntervalMs ?? 1_000, timeoutMs: options.pingTimeoutMs ?? 1_000 };
-    const store = new RedisJobStore(connection, options.prefix, probe);
+    const store = new RedisJobStore(connection, options.prefix, probe, options.events ?? DEFAULT_EVENT_RETENTION);
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
@@ -291,6 +328,53 @@ export class RedisJobStore implements JobStore {
     return this.run(listQueuesScript, request);
   }
 
+  queueStats(queue: string, now: number): Promise<QueueStats> {
+    return this.run(queueStatsScript, { queue, now });
+  }
+
+  setQueuePaused(params: PauseParams): Promise<{ changed: boolean }> {
+    return this.run(setQueuePausedScript, params);
+  }
+
+  async listJobs(query: JobQuery): Promise<Page<Job>> {
+    const { jobs, nextAfter } = await this.run(listJobsScript, { query, withJobs: true });
+    return nextAfter === undefined ? { items: jobs } : { items: jobs, nextAfter };
+  }
+
+  async findJobIds(query: JobQuery): Promise<Page<string>> {
+    const { ids, nextAfter } = await this.run(listJobsScript, { query, withJobs: false });
+    return nextAfter === undefined ? { items: ids } : { items: ids, nextAfter };
+  }
+
+  cancelJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return params.jobIds.length === 0 ? Promise.resolve([]) : this.run(cancelJobsScript, params);
+  }
+
+  retryJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return params.jobIds.length === 0 ? Promise.resolve([]) : this.run(retryJobsScript, params);
+  }
+
+  deleteJobs(params: BulkChangeParams): Promise<BulkOutcome[]> {
+    return params.jobIds.length === 0 ? Promise.resolve([]) : this.run(deleteJobsScript, params);
+  }
+
+  async readFacts(request: { after?: string; limit: number }): Promise<FactPage> {
+    const { facts, oldest } = await this.run(readFactsScript, request);
+    return oldest === undefined ? { facts } : { facts, oldest };
+  }
+
+  followFacts(after: string | undefined, listener: (facts: RecordedFact[]) => void): Promise<() => void> {
+    return this.facts.follow(after, listener);
+  }
+
+  pruneFacts(now: number): Promise<number> {
+    return this.run(pruneFactsScript, { now, maxAgeMs: this.events.maxAgeMs });
+  }
+
+  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void {
+    return this.heartbeats.follow(listener);
+  }
+
   audit(): Promise<string[]> {
     return this.run(auditScript, { scanPattern: this.keys.scanPattern(), keyBudget: AUDIT_KEY_BUDGET, maxProblems: AUDIT_MAX_PROBLEMS });
   }
@@ -307,6 +391,8 @@ export class RedisJobStore implements JobStore {
   async close(): Promise<void> {
     this.probe.stop();
     this.listeners.clear();
+    this.facts.close();
+    this.heartbeats.close();
     this.connection.subscriber.disconnect();
     this.connection.command.disconnect();
   }

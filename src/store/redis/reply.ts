@@ -39,7 +39,7 @@ export function readBoolean(value: unknown, what: string): boolean {
   return value;
 }
 
-/** A Redis integer reply, or an integer a script returned as text (lib/ojs.lua int()). */
+/** A Redis integer reply, or an integer a script returned as text (lib/arguments.lua int()). */
 export function readInteger(value: unknown, what: string): number {
   const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n)) unexpectedReply(what, value);

@@ -1,7 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import type { RedisScript, ScriptArg } from './script';
+import { arg, type RedisScript, type ScriptArg } from './script';
 import { scriptSource } from './scripts';
+
+/**
+ * What every script receives before its own arguments (lib/arguments.lua reads
+ * them as ARGV[1]...): the settings of the deployment that scripts apply as
+ * they write, such as how many facts the event log keeps.
+ */
+export interface ScriptSettings {
+  /** The event log's length: the facts it keeps (0: no log). */
+  eventLogLength: number;
+}
+
+/** What follows the script in every EVAL and EVALSHA: the key count, KEYS, then the settings. */
+export function scriptPrologue(keys: readonly string[], settings: ScriptSettings): ScriptArg[] {
+  return [keys.length, ...keys, arg.int(settings.eventLogLength, 'event log length')];
+}
 
 interface LoadedScript {
   source: string;
@@ -18,16 +33,22 @@ interface LoadedScript {
  */
 export class ScriptRunner {
   private readonly loaded = new Map<string, LoadedScript>();
+  /** What every call starts with after the script. */
+  private readonly prologue: ScriptArg[];
 
   constructor(
     private readonly redis: Redis | Cluster,
-    private readonly keys: readonly string[],
-  ) {}
+    keys: readonly string[],
+    settings: ScriptSettings,
+  ) {
+    this.prologue = scriptPrologue(keys, settings);
+  }
 
   /** Runs `script` with `params`; Redis failures are thrown as they come (the store turns them into OjsErrors). */
   async run<P, R>(script: RedisScript<P, R>, params: P): Promise<R> {
     const { sha, source } = this.load(script.name);
-    const command: ScriptArg[] = [sha, this.keys.length].concat(this.keys, script.encode(params));
+    const head: ScriptArg[] = [sha];
+    const command = head.concat(this.prologue, script.encode(params));
     let reply: unknown;
     try {
       reply = await this.redis.call('evalsha', command);

@@ -11,7 +11,10 @@ export type ScriptArg = string | number;
  * them) and replies are read only by `decode`, through reply.ts.
  *
  * Every script receives the same KEYS (keys.ts scriptKeys), named by
- * lib/ojs.lua: the helpers every script shares need them all.
+ * lib/ojs.lua: the helpers every script shares need them all. Likewise,
+ * the runner puts the deployment's settings (script-runner.ts
+ * ScriptSettings) before the arguments `encode` returns, and the scripts'
+ * headers number their own arguments from 1.
  */
 export interface RedisScript<P, R> {
   /** The file lua/<name>.lua. */
@@ -72,7 +75,7 @@ function refuseArg(what: string, value: unknown): never {
 }
 
 /**
- * A batch of items as scripts read it (lib/ojs.lua argBatch): the item
+ * A batch of items as scripts read it (lib/arguments.lua argBatch): the item
  * count, the stride (fields per item), then each item's fields in the order
  * `fields` lists them. `fields` is the one list of a batch's fields: the
  * script checks the stride and that the items end its arguments. Appends

@@ -4,7 +4,9 @@ import { projectRoot } from '../../project-root';
 import { ackScript } from './scripts/ack';
 import { auditScript } from './scripts/audit';
 import { cancelScript } from './scripts/cancel';
+import { cancelJobsScript } from './scripts/cancel-jobs';
 import { claimScript } from './scripts/claim';
+import { deleteJobsScript } from './scripts/delete-jobs';
 import { directWorkerScript } from './scripts/direct-worker';
 import { discardWaitingScript } from './scripts/discard-waiting';
 import { enqueueScript } from './scripts/enqueue';
@@ -16,17 +18,23 @@ import { findSilentWorkersScript } from './scripts/find-silent-workers';
 import { getJobsScript } from './scripts/get-jobs';
 import { getWorkerScript } from './scripts/get-worker';
 import { listActiveHeartbeatsScript } from './scripts/list-active-heartbeats';
+import { listJobsScript } from './scripts/list-jobs';
 import { listQueuesScript } from './scripts/list-queues';
 import { listWorkersScript } from './scripts/list-workers';
 import { makeAvailableScript } from './scripts/make-available';
 import { promoteDueScript } from './scripts/promote-due';
+import { pruneFactsScript } from './scripts/prune-facts';
 import { pruneTerminalScript } from './scripts/prune-terminal';
+import { queueStatsScript } from './scripts/queue-stats';
+import { readFactsScript } from './scripts/read-facts';
 import { recordBeatScript } from './scripts/record-beat';
 import { recordProgressScript } from './scripts/record-progress';
 import { recoverScript } from './scripts/recover';
 import { registerWorkerScript } from './scripts/register-worker';
 import { releaseUndeliveredScript } from './scripts/release-undelivered';
 import { removeWorkerScript } from './scripts/remove-worker';
+import { retryJobsScript } from './scripts/retry-jobs';
+import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 
 /**
@@ -61,6 +69,14 @@ export const SCRIPTS = [
   directWorkerScript,
   removeWorkerScript,
   listQueuesScript,
+  queueStatsScript,
+  setQueuePausedScript,
+  listJobsScript,
+  cancelJobsScript,
+  retryJobsScript,
+  deleteJobsScript,
+  readFactsScript,
+  pruneFactsScript,
   auditScript,
 ] as const;
 
@@ -69,12 +85,14 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
 
 /**
  * The libraries every script starts with, in order: the rules generated
- * from the domain (tools/generate-lua-prelude.ts), then the shared helpers.
+ * from the domain (tools/generate-lua-prelude.ts), then the shared helpers,
+ * each built on those before it (arguments; writes, facts and state
+ * changes; job changes; workers).
  */
-export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/ojs.lua'] as const;
+export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua'] as const;
 
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 15;
+export const SCRIPT_KEY_COUNT = 19;
 
 /** The text of the libraries every script starts with. */
 export function libraryPrelude(): string {

@@ -1,34 +1,47 @@
 import { OjsError } from '../../domain/errors';
-import { JOB_EVENT_TYPES, type JobEvent } from '../../domain/job-event';
-import type { JsonObject } from '../../domain/json';
-import type { TimeoutKind } from '../../domain/timeouts';
+import type { HeartbeatNotice, RenewedLease } from '../../domain/event-facts';
+import type { JsonObject, JsonValue } from '../../domain/json';
 import { NEXT_WORKER_STATES } from '../../domain/worker';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
-import { readInteger, readJson, readJsonArray, readJsonObject, readKeyOf, readNumber, readOneOf, readString } from './reply';
+import { readInteger, readJson, readJsonArray, readJsonObject, readKeyOf, readString } from './reply';
 
 /**
- * A signal on the channel: cjson-encoded with one-letter keys when a script
- * publishes it (see lua/lib/ojs.lua); JSON from {@link encodeSignal} when
- * the application does. Keys: k (kind), q (queue), n (count), w (worker),
- * s (state), j (job ids), e (event).
+ * Messages on the pub/sub channels. A signal is cjson-encoded with
+ * one-letter keys when a script publishes it (see lua/lib/ojs.lua); JSON
+ * from {@link encodeSignal} when the application does. Keys: k (kind),
+ * q (queue), n (count), w (worker), s (state), j (job ids). A heartbeat
+ * notice (lib publishHeartbeat) has w, a (at), s (the worker's state, for a
+ * beat), j (the renewed leases, absent for none: {job id, type, queue,
+ * attempt, lapses at} each); its numbers are strings, which cjson never
+ * rounds.
  */
 
-const TIMEOUT_KINDS: Readonly<Record<TimeoutKind, true>> = { execution: true, total: true, enqueue_ttl: true, stalled: true };
-
-/** The StoreSignal a published message carries, or undefined for one this server does not read. */
-export function decodeSignal(message: string): StoreSignal | undefined {
+/** The message of another version or another program: not for this server. */
+function ignoringForeign<T>(read: () => T): T | undefined {
   try {
-    return readSignal(readJsonObject(readJson(message, 'signal'), 'signal'));
+    return read();
   } catch (error) {
-    // A message of another version or another program: not for this server.
     if (error instanceof OjsError) return undefined;
     throw error;
   }
 }
 
+function readMessage(message: string, what: string): JsonObject {
+  return readJsonObject(readJson(message, what), what);
+}
+
+function readJobIds(value: JsonValue | undefined, what: string): string[] {
+  return readJsonArray(value, what).map((id, i) => readString(id, `${what}[${i}]`));
+}
+
+/** The StoreSignal a published message carries, or undefined for one this server does not read. */
+export function decodeSignal(message: string): StoreSignal | undefined {
+  return ignoringForeign(() => readSignal(readMessage(message, 'signal')));
+}
+
 function readSignal(wire: JsonObject): StoreSignal | undefined {
   const worker = (): string => readString(wire['w'], 'signal worker');
-  const jobIds = (): string[] => readJsonArray(wire['j'], 'signal job ids').map((id, i) => readString(id, `signal job ids[${i}]`));
+  const jobIds = (): string[] => readJobIds(wire['j'], 'signal job ids');
   switch (readString(wire['k'], 'signal kind')) {
     case 'a':
       return { kind: 'jobsAvailable', queue: readString(wire['q'], 'signal queue'), count: readInteger(wire['n'], 'signal count') };
@@ -44,27 +57,9 @@ function readSignal(wire: JsonObject): StoreSignal | undefined {
       return { kind: 'jobsTimedOut', workerId: worker(), jobIds: jobIds() };
     case 'g':
       return { kind: 'jobsReclaimed', workerId: worker(), jobIds: jobIds() };
-    case 'e':
-      return { kind: 'event', event: readEvent(readJsonObject(wire['e'], 'signal event')) };
     default:
       return undefined;
   }
-}
-
-function readEvent(fields: JsonObject): JobEvent {
-  const event: JobEvent = {
-    type: readOneOf(fields['type'], JOB_EVENT_TYPES, 'event type'),
-    at: readNumber(fields['at'], 'event at'),
-    jobId: readString(fields['jobId'], 'event jobId'),
-    jobType: readString(fields['jobType'], 'event jobType'),
-    queue: readString(fields['queue'], 'event queue'),
-    attempt: readNumber(fields['attempt'], 'event attempt'),
-    timeoutKind: readKeyOf(fields['timeoutKind'], TIMEOUT_KINDS, 'event timeoutKind'),
-    limitSeconds: readNumber(fields['limitSeconds'], 'event limitSeconds'),
-    elapsedSeconds: readNumber(fields['elapsedSeconds'], 'event elapsedSeconds'),
-  };
-  if (fields['workerId'] !== undefined) event.workerId = readString(fields['workerId'], 'event workerId');
-  return event;
 }
 
 /** The message for a signal the application publishes. */
@@ -74,9 +69,32 @@ export function encodeSignal(signal: PublishedSignal): string {
       return JSON.stringify({ k: 't', w: signal.workerId, j: signal.jobIds });
     case 'jobsReclaimed':
       return JSON.stringify({ k: 'g', w: signal.workerId, j: signal.jobIds });
-    case 'event':
-      return JSON.stringify({ k: 'e', e: signal.event });
   }
   const unknownSignal: never = signal;
   throw new Error(`unknown signal ${JSON.stringify(unknownSignal)}`);
+}
+
+/** The notice a heartbeat message carries, or undefined for one this server does not read. */
+export function decodeHeartbeat(message: string): HeartbeatNotice | undefined {
+  return ignoringForeign(() => {
+    const wire = readMessage(message, 'heartbeat');
+    const notice: HeartbeatNotice = {
+      at: readInteger(wire['a'], 'heartbeat at'),
+      workerId: readString(wire['w'], 'heartbeat worker'),
+      jobs: wire['j'] === undefined ? [] : readJsonArray(wire['j'], 'heartbeat leases').map(readRenewedLease),
+    };
+    if (wire['s'] !== undefined) notice.state = readKeyOf(wire['s'], NEXT_WORKER_STATES, 'heartbeat state');
+    return notice;
+  });
+}
+
+function readRenewedLease(value: JsonValue): RenewedLease {
+  const [jobId, jobType, queue, attempt, visibleUntil] = readJsonArray(value, 'heartbeat lease');
+  return {
+    jobId: readString(jobId, 'heartbeat job id'),
+    jobType: readString(jobType, 'heartbeat job type'),
+    queue: readString(queue, 'heartbeat queue'),
+    attempt: readInteger(attempt, 'heartbeat attempt'),
+    visibleUntil: readInteger(visibleUntil, 'heartbeat lease expiry'),
+  };
 }

@@ -1,3 +1,4 @@
+import { invalidRequest } from '../../domain/errors';
 import type { HandlerCode, JobState } from '../../domain/job';
 import type { OnExhaustion } from '../../domain/retry-policy';
 import type { WorkerState } from '../../domain/worker';
@@ -48,6 +49,7 @@ function isKeyOf<K extends string>(table: Record<K, unknown>, key: string): key 
   return Object.hasOwn(table, key);
 }
 
+const JOB_STATE_OF = invert(JOB_STATES);
 const WORKER_STATE_OF = invert(WORKER_STATES);
 const HANDLER_CODE_OF = invert(HANDLER_CODES);
 const ON_EXHAUSTION_OF = invert(ON_EXHAUSTION);
@@ -63,3 +65,12 @@ export const fromProtoWorkerState = (state: ProtoWorkerState): WorkerState | und
 /** UNSPECIFIED means "no verdict": the retry policy applies. */
 export const fromProtoHandlerCode = (code: ProtoHandlerCode): HandlerCode | undefined => HANDLER_CODE_OF.get(code);
 export const fromProtoOnExhaustion = (value: ProtoOnExhaustion): OnExhaustion | undefined => ON_EXHAUSTION_OF.get(value);
+
+/** Job states a request names; UNSPECIFIED or an unknown value is refused, naming the field. */
+export function fromProtoJobStates(states: readonly ProtoJobState[], field: string): JobState[] {
+  return states.map((state, i) => {
+    const known = JOB_STATE_OF.get(state);
+    if (known === undefined) throw invalidRequest(`${field}[${i}]`, `${state} is not a job state`);
+    return known;
+  });
+}

@@ -90,6 +90,8 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       const drained = server.shutdown();
       workerService.endStreams();
       operatorService.endStreams();
+      // WaitForJob calls answer at once (finished = false): a client asks again, on another replica.
+      app.results.endAll();
       terminator.terminate();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {

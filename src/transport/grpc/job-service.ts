@@ -8,8 +8,10 @@ import type {
   GetJobRequest,
   JobServiceImplementation,
   RetryJobRequest,
+  WaitForJobRequest,
 } from '../../../gen/ojs/server/v1/job_service';
 import { toProtoJob, toSubmission } from './job-mapper';
+import { fromDuration } from './time-mapping';
 
 /** JobService handlers: PUSH, INFO, CANCEL, ACTIVATE and RETRY. */
 export class JobServiceHandlers implements JobServiceImplementation {
@@ -40,6 +42,11 @@ export class JobServiceHandlers implements JobServiceImplementation {
 
   async retryJob(request: RetryJobRequest) {
     return { job: toProtoJob(await this.app.jobs.retry(request.jobId)) };
+  }
+
+  async waitForJob(request: WaitForJobRequest, context: CallContext) {
+    const { job, finished } = await this.app.results.wait(request.jobId, fromDuration(request.maxWait) ?? 0, context.signal);
+    return { job: toProtoJob(job), finished };
   }
 }
 

@@ -1,27 +1,37 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
+import type { BulkOperation, JobSelection } from '../../app/bulk-changes';
 import { invalidRequest } from '../../domain/errors';
-import type { JobEvent } from '../../domain/job-event';
 import { queueNameProblem, workerIdProblem } from '../../domain/identifiers';
+import { isListingKey } from '../../domain/job-query';
 import { MAX_PAGE_SIZE, pageRequest } from '../../domain/paging';
-import type { WorkerFilter, WorkerTarget, WorkerSnapshot } from '../../store/job-store';
-import type {
-  ListQueuesRequest,
-  ListWorkersRequest,
-  JobEvent as ProtoJobEvent,
-  OperatorServiceImplementation,
-  SetWorkerStateRequest,
-  WatchEventsRequest,
-  WatchEventsResponse,
-  WorkerInfo,
+import type { WorkerFilter } from '../../store/job-store';
+import {
+  ListOrder,
+  type CancelJobsRequest,
+  type DeleteJobsRequest,
+  type GetQueueStatsRequest,
+  type JobSelection as ProtoJobSelection,
+  type ListJobsRequest,
+  type ListQueuesRequest,
+  type ListWorkersRequest,
+  type OperatorServiceImplementation,
+  type PauseQueueRequest,
+  type ResumeQueueRequest,
+  type RetryJobsRequest,
+  type SetWorkerStateRequest,
+  type WatchEventsRequest,
+  type WatchEventsResponse,
 } from '../../../gen/ojs/server/v1/operator_service';
-import { desiredState } from '../../domain/worker';
 import { AsyncQueue } from '../../../lib/async-queue';
-import { fromProtoWorkerState, toProtoWorkerState } from './enum-mapping';
+import { fromProtoWorkerState } from './enum-mapping';
+import { toJobFilterInput } from './job-filter-mapping';
+import { toProtoJob } from './job-mapper';
+import { toProtoBulkResult, toProtoEvent, toQueueInfo, toQueueStats, toTarget, toWorkerInfo } from './operator-mapping';
+import { fromPageToken, toPageToken } from './page-token';
 import { shuttingDown } from './shutting-down';
-import { toDate } from './time-mapping';
 
-/** OperatorService handlers: the fleet, the queues and the event feed. */
+/** OperatorService handlers: the fleet, the queues, the jobs and the event feed. */
 export class OperatorServiceHandlers implements OperatorServiceImplementation {
   private readonly eventStreams = new Set<AsyncQueue<WatchEventsResponse>>();
 
@@ -49,16 +59,66 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
   }
 
   async listQueues(request: ListQueuesRequest) {
-    const page = await this.app.jobs.listQueues(pageRequest(request.pageSize, request.pageToken, queueNameProblem));
-    return { queues: page.items.map(({ queue, ...counts }) => ({ name: queue, ...counts })), nextPageToken: page.nextAfter ?? '' };
+    const page = await this.app.queues.list(pageRequest(request.pageSize, request.pageToken, queueNameProblem));
+    const now = this.now();
+    return { queues: page.items.map((counts) => toQueueInfo(counts, now)), nextPageToken: page.nextAfter ?? '' };
   }
 
-  /** Streams job events of every replica until the client cancels; keepalives keep proxies from cutting it. */
+  async pauseQueue(request: PauseQueueRequest) {
+    return { queue: toQueueInfo(await this.app.queues.setPaused(request.queue, true), this.now()) };
+  }
+
+  async resumeQueue(request: ResumeQueueRequest) {
+    return { queue: toQueueInfo(await this.app.queues.setPaused(request.queue, false), this.now()) };
+  }
+
+  async getQueueStats(request: GetQueueStatsRequest) {
+    return toQueueStats(await this.app.queues.stats(request.queue), this.now());
+  }
+
+  async listJobs(request: ListJobsRequest) {
+    const after = fromPageToken(request.pageToken, isListingKey);
+    const page = await this.app.listing.list({
+      filter: toJobFilterInput(request.filter),
+      order: request.order === ListOrder.LIST_ORDER_OLDEST_FIRST ? 'oldest' : 'newest',
+      pageSize: request.pageSize,
+      ...(after === undefined ? {} : { after }),
+    });
+    return { jobs: page.items.map(toProtoJob), nextPageToken: toPageToken(page.nextAfter) };
+  }
+
+  async cancelJobs(request: CancelJobsRequest) {
+    return { result: await this.bulk('cancel', request.selection, request.reason) };
+  }
+
+  async retryJobs(request: RetryJobsRequest) {
+    return { result: await this.bulk('retry', request.selection) };
+  }
+
+  async deleteJobs(request: DeleteJobsRequest) {
+    return { result: await this.bulk('delete', request.selection) };
+  }
+
+  /**
+   * Streams lifecycle events of every replica until the client cancels,
+   * resuming after `after` when asked; keepalives keep proxies from cutting it.
+   */
   async *watchEvents(request: WatchEventsRequest, context: CallContext): AsyncGenerator<WatchEventsResponse> {
+    // Opening checks the request and the resume point: a refusal ends the call before any message.
+    const stream = await this.app.events.open({
+      types: request.types,
+      queues: request.queues,
+      jobTypes: request.jobTypes,
+      jobIds: request.jobIds,
+      after: request.after,
+      includeHeartbeats: request.includeHeartbeats,
+    });
     const outbox = new AsyncQueue<WatchEventsResponse>();
-    const unwatch = this.app.events.watch({ types: request.types, queues: request.queues }, (event) =>
-      outbox.push({ event: toProtoEvent(event) }),
-    );
+    const pump = async (): Promise<void> => {
+      for await (const event of stream.events) outbox.push({ event: toProtoEvent(event) });
+      outbox.end();
+    };
+    pump().catch((error: unknown) => outbox.fail(error));
     const keepalive = setInterval(() => outbox.push({ event: undefined }), this.app.context.settings.streamKeepaliveMs);
     const endOnAbort = (): void => outbox.end();
     context.signal.addEventListener('abort', endOnAbort);
@@ -66,56 +126,37 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     try {
       yield* outbox;
     } finally {
-      unwatch();
+      stream.close();
       clearInterval(keepalive);
       context.signal.removeEventListener('abort', endOnAbort);
       this.eventStreams.delete(outbox);
     }
   }
-}
 
-function toProtoEvent(event: JobEvent): ProtoJobEvent {
-  return {
-    type: event.type,
-    time: toDate(event.at),
-    jobId: event.jobId,
-    jobType: event.jobType,
-    queue: event.queue,
-    attempt: event.attempt,
-    workerId: event.workerId ?? '',
-    data: { timeout_kind: event.timeoutKind, limit_seconds: event.limitSeconds, elapsed_seconds: event.elapsedSeconds },
-  };
-}
-
-function toTarget(target: SetWorkerStateRequest['target']): WorkerTarget {
-  const value = target?.value ?? '';
-  if (target === undefined || value === '') throw invalidRequest('target', 'set one of worker_id, label or queue');
-  switch (target.$case) {
-    case 'workerId':
-      return { workerId: value };
-    case 'label':
-      return { label: value };
-    case 'queue':
-      return { queue: value };
+  private async bulk(operation: BulkOperation, selection: ProtoJobSelection | undefined, reason?: string) {
+    const result = await this.app.bulk.apply({
+      operation,
+      selection: toSelection(selection),
+      dryRun: selection?.dryRun ?? false,
+      ...(reason === undefined || reason === '' ? {} : { reason }),
+    });
+    return toProtoBulkResult(result);
   }
-  const unknownTarget: never = target;
-  throw new Error(`unknown worker target: ${String(unknownTarget)}`);
+
+  private now(): number {
+    return this.app.context.clock.now();
+  }
 }
 
-function toWorkerInfo({ worker, heldJobIds }: WorkerSnapshot): WorkerInfo {
+function toSelection(selection: ProtoJobSelection | undefined): JobSelection {
+  const target = selection?.target;
+  if (target === undefined) throw invalidRequest('selection', 'set job_ids or filter');
+  if (target.$case === 'jobIds') return { kind: 'ids', ids: target.value.ids };
+  const after = fromPageToken(selection!.pageToken, isListingKey, 'selection.page_token');
   return {
-    workerId: worker.workerId,
-    hostname: worker.hostname,
-    pid: worker.pid,
-    queues: worker.queues,
-    concurrency: worker.concurrency,
-    labels: worker.labels,
-    startedAt: toDate(worker.startedAt),
-    registeredAt: toDate(worker.registeredAt),
-    state: toProtoWorkerState(worker.state),
-    desiredState: toProtoWorkerState(desiredState(worker)),
-    lastBeatAt: toDate(worker.lastBeatAt),
-    activeJobs: heldJobIds.length,
-    activeJobIds: heldJobIds,
+    kind: 'filter',
+    filter: toJobFilterInput(target.value, 'selection.filter'),
+    limit: selection!.limit,
+    ...(after === undefined ? {} : { after }),
   };
 }

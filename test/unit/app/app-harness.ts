@@ -14,6 +14,9 @@ import { ManualClock } from '../../support/manual-clock';
 import { RecordingTelemetry } from '../../support/recording-telemetry';
 import { RecordingLogger } from '../../support/silent-logger';
 import { TEST_PROTOCOL } from '../../support/test-protocol';
+import { eventsOf } from '../../../src/domain/event-catalog';
+
+const TIMEOUT_EVENT_TYPES: ReadonlySet<string> = new Set(['job.timeout', 'job.stalled', 'job.ttl_expired', 'job.total_timeout']);
 
 /** The protocol timings the harness runs with. */
 export const SETTINGS = TEST_PROTOCOL;
@@ -37,6 +40,7 @@ export class AppHarness {
       clock: this.clock,
       settings: { ...SETTINGS, ...settings },
       limits: DEFAULT_PAYLOAD_LIMITS,
+      service: 'test',
       retention: DEFAULT_RETENTION,
       entropy: fixedJitterEntropy,
       telemetry: this.telemetry,
@@ -46,7 +50,6 @@ export class AppHarness {
 
   async stop(): Promise<void> {
     this.app.streams.stop();
-    this.app.events.stop();
     await this.store.close();
   }
 
@@ -93,6 +96,15 @@ export class AppHarness {
   }
 
   /** Claims for the worker and expects exactly one job. */
+  /** The timeout events (timeouts.md 11.1) the store's log holds, as a watcher would get them: type, job id and data. */
+  async timeoutEvents(): Promise<{ type: string; jobId?: string; data: Record<string, unknown> }[]> {
+    const { facts } = await this.store.readFacts({ limit: 1_000 });
+    return facts
+      .flatMap((fact) => eventsOf(fact, 'test'))
+      .filter((event) => TIMEOUT_EVENT_TYPES.has(event.type))
+      .map(({ type, jobId, data }) => ({ type, ...(jobId === undefined ? {} : { jobId }), data }));
+  }
+
   async claimOne(workerId: string): Promise<Job> {
     const jobs = await this.claim(workerId);
     if (jobs.length !== 1) throw new Error(`expected one job for ${workerId}, got ${jobs.length}`);

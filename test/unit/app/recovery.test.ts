@@ -53,8 +53,12 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.expireWaiting()).toBe(1);
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', error: { type: 'enqueue_ttl_expired', attempt: 0 } });
-      expect(h.telemetry.events).toEqual([
-        objectContaining({ type: 'job.ttl_expired', jobId: job.id, timeoutKind: 'enqueue_ttl', limitSeconds: 5, elapsedSeconds: 5 }),
+      expect(await h.timeoutEvents()).toEqual([
+        {
+          type: 'job.ttl_expired',
+          jobId: job.id,
+          data: objectContaining({ timeout_kind: 'enqueue_ttl', limit_seconds: 5, elapsed_seconds: 5 }),
+        },
       ]);
     });
 
@@ -64,7 +68,7 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.expireWaiting()).toBe(1);
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', error: { type: 'total_timeout' } });
-      expect(h.telemetry.events).toEqual([objectContaining({ type: 'job.total_timeout', jobId: job.id })]);
+      expect(await h.timeoutEvents()).toEqual([objectContaining({ type: 'job.total_timeout', jobId: job.id })]);
     });
 
     it('discards a job past its expires_at without a timeout event', async () => {
@@ -73,7 +77,7 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.expireWaiting()).toBe(1);
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', error: { type: 'expired' } });
-      expect(h.telemetry.events).toEqual([]);
+      expect(await h.timeoutEvents()).toEqual([]);
     });
 
     it('holds a job to its enqueue TTL only until its first attempt', async () => {
@@ -125,7 +129,9 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.reclaimExpiredLeases()).toBe(1);
       expect(await h.job(jobId)).toMatchObject({ state: 'retryable', attempt: 1, error: { type: 'timeout' } });
-      expect(h.telemetry.events).toEqual([objectContaining({ type: 'job.timeout', jobId, workerId: 'w1', limitSeconds: 10 })]);
+      expect(await h.timeoutEvents()).toEqual([
+        { type: 'job.timeout', jobId, data: objectContaining({ worker_id: 'w1', limit_seconds: 10 }) },
+      ]);
       expect(beats.reclaimedJobIds).toEqual([jobId]);
       expect((await h.app.workers.get('w1')).heldJobIds).toEqual([]);
     });
@@ -136,7 +142,7 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.reclaimExpiredLeases()).toBe(1);
       expect((await h.job(jobId)).error).toMatchObject({ type: 'stalled' });
-      expect(h.telemetry.events).toEqual([objectContaining({ type: 'job.stalled', jobId })]);
+      expect(await h.timeoutEvents()).toEqual([objectContaining({ type: 'job.stalled', jobId })]);
     });
 
     it('fails an attempt whose visibility timeout lapsed as visibility_timeout, without a timeout event', async () => {
@@ -145,7 +151,7 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.reclaimExpiredLeases()).toBe(1);
       expect(await h.job(jobId)).toMatchObject({ state: 'retryable', error: { type: 'visibility_timeout' } });
-      expect(h.telemetry.events).toEqual([]);
+      expect(await h.timeoutEvents()).toEqual([]);
     });
 
     it('discards a job whose total timeout passed while it ran, with a job.total_timeout event', async () => {
@@ -154,7 +160,7 @@ describe('Recovery', () => {
 
       expect(await h.app.recovery.reclaimExpiredLeases()).toBe(1);
       expect(await h.job(jobId)).toMatchObject({ state: 'discarded', error: { type: 'total_timeout' } });
-      expect(h.telemetry.events).toEqual([objectContaining({ type: 'job.total_timeout', jobId })]);
+      expect(await h.timeoutEvents()).toEqual([objectContaining({ type: 'job.total_timeout', jobId })]);
     });
 
     it('leaves alone a lease that beats kept renewing', async () => {

@@ -1,6 +1,5 @@
 import { uuidv7 } from 'uuidv7';
 import { OjsError } from '../../../src/domain/errors';
-import type { JobEvent } from '../../../src/domain/job-event';
 import type { SettlementOutcome } from '../../../src/store/job-store';
 import { objectContaining } from '../../support/matchers';
 import { AppHarness } from './app-harness';
@@ -154,9 +153,7 @@ describe('Settlement', () => {
       expect((await h.job(theirs.id)).state).toBe('active');
     });
 
-    it('emits a job.timeout event when the worker reports that its attempt timed out', async () => {
-      const watched: JobEvent[] = [];
-      h.app.events.watch({ types: [], queues: [] }, (event) => watched.push(event));
+    it('records a job.timeout event when the worker reports that its attempt timed out', async () => {
       const job = await h.enqueue({ timeoutSeconds: 10 });
       const claimed = await h.claimOne('w1');
       h.clock.advance(10_000);
@@ -164,19 +161,23 @@ describe('Settlement', () => {
       const report = { type: 'timeout', message: 'handler ran out of time', backtrace: [] };
       await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
 
-      const expected = { type: 'job.timeout', jobId: job.id, workerId: 'w1', attempt: 1, timeoutKind: 'execution', limitSeconds: 10 };
-      expect(h.telemetry.events).toEqual([objectContaining(expected)]);
-      expect(watched).toEqual(h.telemetry.events);
+      expect(await h.timeoutEvents()).toEqual([
+        {
+          type: 'job.timeout',
+          jobId: job.id,
+          data: objectContaining({ worker_id: 'w1', attempt: 1, timeout_kind: 'execution', limit_seconds: 10 }),
+        },
+      ]);
     });
 
-    it('emits no event for a failure it refused', async () => {
+    it('records no event for a failure it refused', async () => {
       const job = await h.enqueue();
       await h.claimOne('w1');
 
       const report = { type: 'timeout', message: 'late', backtrace: [] };
       await h.app.settlement.fail('w2', [{ jobId: job.id, leaseToken: 'someone-elses', report }]);
 
-      expect(h.telemetry.events).toEqual([]);
+      expect(await h.timeoutEvents()).toEqual([]);
     });
   });
 

@@ -1,5 +1,3 @@
-import { stampError } from '../../../src/domain/job-error';
-import { timeoutEvent } from '../../../src/domain/job-event';
 import {
   activeExpiryCause,
   activeExpiryReport,
@@ -8,6 +6,7 @@ import {
   timeoutReport,
   waitingDeadline,
   waitingExpiryReport,
+  withTimeoutDetails,
 } from '../../../src/domain/timeouts';
 import { activeJob } from '../support/active-job';
 
@@ -93,23 +92,16 @@ describe('soft timeouts and timeout reports', () => {
     });
   });
 
-  it('turns a recorded timeout into its event, filling in what a worker-reported error lacks', () => {
+  it('fills in the details a worker-reported timeout lacks, from the job, and keeps those it has', () => {
     const job = activeJob({ timeoutMs: 10_000 });
-    const server = stampError(timeoutReport('execution', 10_000, 15_000), 1, START + 15_000);
-    expect(timeoutEvent(job, server, 'w')).toEqual({
-      type: 'job.timeout',
-      at: START + 15_000,
-      jobId: 'job-1',
-      jobType: 'test.job',
-      queue: 'default',
-      attempt: 1,
-      workerId: 'w',
-      timeoutKind: 'execution',
-      limitSeconds: 10,
-      elapsedSeconds: 15,
+    const server = timeoutReport('execution', 10_000, 15_000);
+    expect(withTimeoutDetails(job, server, START + 15_000)).toBe(server);
+    expect(withTimeoutDetails(job, { type: 'timeout', message: 'took too long' }, START + 12_000).details).toEqual({
+      timeout_kind: 'execution',
+      limit_seconds: 10,
+      elapsed_seconds: 12,
     });
-    const reported = stampError({ type: 'timeout', message: 'took too long' }, 1, START + 12_000);
-    expect(timeoutEvent(job, reported, 'w')).toMatchObject({ limitSeconds: 10, elapsedSeconds: 12 });
-    expect(timeoutEvent(job, stampError({ type: 'Boom', message: '' }, 1, START), 'w')).toBeUndefined();
+    const boom = { type: 'Boom', message: '' };
+    expect(withTimeoutDetails(job, boom, START)).toBe(boom);
   });
 });

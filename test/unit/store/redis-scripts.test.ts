@@ -38,8 +38,9 @@ describe('the Redis script registry', () => {
     expect(body).not.toMatch(/ARGV\[/);
   });
 
-  it('prepends the generated domain rules, then the helper library, to every script', () => {
-    expect(LUA_LIBRARIES).toEqual(['lib/domain.lua', 'lib/ojs.lua']);
+  it('prepends the generated domain rules, then the helper libraries, to every script', () => {
+    expect(LUA_LIBRARIES).toEqual(['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua']);
+    expect(readdirSync(join(LUA_DIR, 'lib')).toSorted()).toEqual(LUA_LIBRARIES.map((file) => file.slice('lib/'.length)).toSorted());
     for (const name of names) {
       const source = scriptSource(name);
       expect(source.indexOf('local NEXT_STATES')).toBeLessThan(source.indexOf('local function enter('));

@@ -25,6 +25,12 @@ describe('SortedKeySet', () => {
         expect(keys.size).toBe(reference.size);
         const middle = sorted[sorted.length >> 1] ?? '';
         expect([...keys.after(middle)]).toEqual(sorted.filter((key) => key > middle));
+        expect([...keys.before()]).toEqual(sorted.toReversed());
+        expect([...keys.before(middle)]).toEqual(sorted.filter((key) => key < middle).toReversed());
+        // Bounds that are not keys: between two keys, and beyond either end.
+        expect([...keys.before(`${middle}\u0000`)]).toEqual(sorted.filter((key) => key <= middle).toReversed());
+        expect([...keys.before('\uffff')]).toEqual(sorted.toReversed());
+        expect(keys.first()).toBe(sorted[0]);
       }),
       { seed: 8, numRuns: 200 },
     );
@@ -38,6 +44,8 @@ describe('SortedKeySet', () => {
     const expected = ids.filter((_, i) => i % 3 !== 0).toSorted(byCodeUnits);
     expect([...keys.after()]).toEqual(expected);
     expect([...keys.after(expected[1_000])]).toEqual(expected.slice(1_001));
+    expect([...keys.before(expected[1_000])]).toEqual(expected.slice(0, 1_000).toReversed());
+    expect([...keys.before()]).toEqual(expected.toReversed());
   });
 
   it('pages through the keys, examining at most the budget and always at least one', () => {

@@ -15,6 +15,7 @@ const EXPECTED: Record<ErrorCode, Status> = {
   payload_too_large: Status.RESOURCE_EXHAUSTED,
   result_too_large: Status.RESOURCE_EXHAUSTED,
   queue_full: Status.RESOURCE_EXHAUSTED,
+  out_of_range: Status.OUT_OF_RANGE,
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
 };

@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Duration } from "../../../google/protobuf/duration";
 import { Job } from "./job";
 
 export const protobufPackage = "ojs.server.v1";
@@ -55,6 +56,20 @@ export interface RetryJobRequest {
 
 export interface RetryJobResponse {
   job: Job | undefined;
+}
+
+export interface WaitForJobRequest {
+  jobId: string;
+  /** How long to wait at most; unset or 0 means 30 s, at most 1 hour. */
+  maxWait: Duration | undefined;
+}
+
+export interface WaitForJobResponse {
+  job:
+    | Job
+    | undefined;
+  /** True when the job is in a terminal state. */
+  finished: boolean;
 }
 
 function createBaseEnqueueRequest(): EnqueueRequest {
@@ -619,6 +634,142 @@ export const RetryJobResponse: MessageFns<RetryJobResponse> = {
   },
 };
 
+function createBaseWaitForJobRequest(): WaitForJobRequest {
+  return { jobId: "", maxWait: undefined };
+}
+
+export const WaitForJobRequest: MessageFns<WaitForJobRequest> = {
+  encode(message: WaitForJobRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.maxWait !== undefined) {
+      Duration.encode(message.maxWait, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WaitForJobRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWaitForJobRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.maxWait = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<WaitForJobRequest>): WaitForJobRequest {
+    return WaitForJobRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WaitForJobRequest>): WaitForJobRequest {
+    const message = createBaseWaitForJobRequest();
+    message.jobId = object.jobId ?? "";
+    message.maxWait = (object.maxWait !== undefined && object.maxWait !== null)
+      ? Duration.fromPartial(object.maxWait)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseWaitForJobResponse(): WaitForJobResponse {
+  return { job: undefined, finished: false };
+}
+
+export const WaitForJobResponse: MessageFns<WaitForJobResponse> = {
+  encode(message: WaitForJobResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.job !== undefined) {
+      Job.encode(message.job, writer.uint32(10).fork()).join();
+    }
+    if (message.finished !== false) {
+      writer.uint32(16).bool(message.finished);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WaitForJobResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWaitForJobResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.job = Job.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.finished = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<WaitForJobResponse>): WaitForJobResponse {
+    return WaitForJobResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WaitForJobResponse>): WaitForJobResponse {
+    const message = createBaseWaitForJobResponse();
+    message.job = (object.job !== undefined && object.job !== null) ? Job.fromPartial(object.job) : undefined;
+    message.finished = object.finished ?? false;
+    return message;
+  },
+};
+
 /**
  * JobService is the producer side of OJS: PUSH, INFO and CANCEL, plus the
  * manual transitions ACTIVATE (pending to available) and RETRY (discarded to
@@ -681,6 +832,20 @@ export const JobServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * WaitForJob answers when the job finishes (completed, cancelled or
+     * discarded) with its envelope: its result, or its last error. If
+     * max_wait passes first, it answers with the job as it is and
+     * finished = false; ask again to go on waiting.
+     */
+    waitForJob: {
+      name: "WaitForJob",
+      requestType: WaitForJobRequest as typeof WaitForJobRequest,
+      requestStream: false,
+      responseType: WaitForJobResponse as typeof WaitForJobResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -705,6 +870,16 @@ export interface JobServiceImplementation<CallContextExt = {}> {
    * and errors reset.
    */
   retryJob(request: RetryJobRequest, context: CallContext & CallContextExt): Promise<DeepPartial<RetryJobResponse>>;
+  /**
+   * WaitForJob answers when the job finishes (completed, cancelled or
+   * discarded) with its envelope: its result, or its last error. If
+   * max_wait passes first, it answers with the job as it is and
+   * finished = false; ask again to go on waiting.
+   */
+  waitForJob(
+    request: WaitForJobRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<WaitForJobResponse>>;
 }
 
 export interface JobServiceClient<CallOptionsExt = {}> {
@@ -728,6 +903,16 @@ export interface JobServiceClient<CallOptionsExt = {}> {
    * and errors reset.
    */
   retryJob(request: DeepPartial<RetryJobRequest>, options?: CallOptions & CallOptionsExt): Promise<RetryJobResponse>;
+  /**
+   * WaitForJob answers when the job finishes (completed, cancelled or
+   * discarded) with its envelope: its result, or its last error. If
+   * max_wait passes first, it answers with the job as it is and
+   * finished = false; ask again to go on waiting.
+   */
+  waitForJob(
+    request: DeepPartial<WaitForJobRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<WaitForJobResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

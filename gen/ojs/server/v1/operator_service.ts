@@ -7,13 +7,24 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { CallContext, CallOptions } from "nice-grpc-common";
+import { Duration } from "../../../google/protobuf/duration";
 import { Struct } from "../../../google/protobuf/struct";
 import { Timestamp } from "../../../google/protobuf/timestamp";
+import { Job, JobState } from "./job";
 import { WorkerState } from "./worker_service";
 
 export const protobufPackage = "ojs.server.v1";
 
 export const protobufFileName = "ojs/server/v1/operator_service.proto";
+
+/** ListOrder is the order of a listing by each job's listing time. */
+export enum ListOrder {
+  /** LIST_ORDER_UNSPECIFIED - Same as LIST_ORDER_NEWEST_FIRST. */
+  LIST_ORDER_UNSPECIFIED = 0,
+  LIST_ORDER_NEWEST_FIRST = 1,
+  LIST_ORDER_OLDEST_FIRST = 2,
+  UNRECOGNIZED = -1,
+}
 
 export interface ListWorkersRequest {
   /** Only workers carrying this label. */
@@ -78,10 +89,27 @@ export interface SetWorkerStateResponse {
 }
 
 export interface WatchEventsRequest {
-  /** Only these event types (e.g. "job.stalled"); empty means all. */
+  /**
+   * Only these event types (e.g. "job.stalled"), or families of them
+   * ("job.*"); empty means every stored type.
+   */
   types: string[];
   /** Only events of jobs in these queues; empty means all. */
   queues: string[];
+  /**
+   * Resume after this event id (the id of the last event received); empty
+   * means from now on.
+   */
+  after: string;
+  /** Only events of jobs of these types; empty means all. */
+  jobTypes: string[];
+  /** Only events of these jobs; empty means all. */
+  jobIds: string[];
+  /**
+   * Also job.heartbeat and worker.heartbeat, sent live as beats arrive and
+   * never stored (so never replayed by `after`).
+   */
+  includeHeartbeats: boolean;
 }
 
 export interface WatchEventsResponse {
@@ -89,9 +117,12 @@ export interface WatchEventsResponse {
   event: JobEvent | undefined;
 }
 
-/** JobEvent is one lifecycle event (ojs-events vocabulary). */
+/**
+ * JobEvent is one lifecycle event (ojs-events section 2): of a job, a
+ * worker (worker_id set, job fields empty) or a queue (queue set).
+ */
 export interface JobEvent {
-  /** "job.timeout", "job.stalled", "job.ttl_expired" or "job.total_timeout". */
+  /** An event type of ojs-events section 3, e.g. "job.completed". */
   type: string;
   time: Date | undefined;
   jobId: string;
@@ -101,10 +132,20 @@ export interface JobEvent {
   /** The worker that held the job, if it was active. */
   workerId: string;
   /**
-   * The data of timeouts.md section 11.1: timeout_kind, limit_seconds,
-   * elapsed_seconds.
+   * The event's data (ojs-events section 4), with job_id and state for job
+   * events, and trace_id when the job carries trace context.
    */
-  data: { [key: string]: any } | undefined;
+  data:
+    | { [key: string]: any }
+    | undefined;
+  /** Unique; where a watcher resumes (WatchEventsRequest.after). */
+  id: string;
+  /** ojs://<service>/<component>[/<instance>]: the API, the scheduler, or a worker. */
+  source: string;
+  /** The job id, worker id or queue name the event is about. */
+  subject: string;
+  /** The OJS events specification version, "1.0". */
+  specversion: string;
 }
 
 export interface ListQueuesRequest {
@@ -122,6 +163,14 @@ export interface ListQueuesResponse {
 
 /** QueueInfo is one queue and how many of its jobs are in each state. */
 export interface QueueInfo {
+  /** Whether the queue is paused (PauseQueue): it takes jobs, delivers none. */
+  paused: boolean;
+  /** How long the oldest available job has waited; unset when none waits. */
+  lag:
+    | Duration
+    | undefined;
+  /** When the oldest available job became available. */
+  oldestAvailableAt: Date | undefined;
   name: string;
   scheduled: number;
   available: number;
@@ -130,6 +179,162 @@ export interface QueueInfo {
   completed: number;
   retryable: number;
   cancelled: number;
+  discarded: number;
+}
+
+/**
+ * JobFilter selects jobs (ojs-admin-api, ojs-bulk-operations, ojs-dead-letter).
+ * Every field narrows; an unset one selects all.
+ */
+export interface JobFilter {
+  /** Empty means every state. */
+  states: JobState[];
+  queue: string;
+  type: string;
+  /** Jobs whose last error has this type (dead-letter search). */
+  errorType: string;
+  /** Discarded jobs in the dead letter set (true) or not in it (false). */
+  deadLetter?: boolean | undefined;
+  createdAfter: Date | undefined;
+  createdBefore: Date | undefined;
+  finishedAfter: Date | undefined;
+  finishedBefore: Date | undefined;
+}
+
+export interface ListJobsRequest {
+  filter: JobFilter | undefined;
+  order: ListOrder;
+  /**
+   * Most jobs in the answer; 0 means 100, at most 1000. A page also ends
+   * before it would exceed 4 MiB, and with a type, error type, dead letter
+   * or off-index time filter, after examining 10,000 jobs.
+   */
+  pageSize: number;
+  /** The next_page_token of the previous answer; empty for the first page. */
+  pageToken: string;
+}
+
+export interface ListJobsResponse {
+  jobs: Job[];
+  /**
+   * Set when more jobs may follow: pass it as page_token. A page may hold
+   * fewer than page_size jobs and still have a next one.
+   */
+  nextPageToken: string;
+}
+
+/** JobIds names jobs for a bulk operation: at most 1,000. */
+export interface JobIds {
+  ids: string[];
+}
+
+/**
+ * JobSelection is what a bulk operation acts on: jobs by id, or every job a
+ * filter selects (in batches of `limit`, continued with page_token).
+ */
+export interface JobSelection {
+  target:
+    | { $case: "jobIds"; value: JobIds }
+    | { $case: "filter"; value: JobFilter }
+    | undefined;
+  /** Count the jobs the call would change, change nothing. */
+  dryRun: boolean;
+  /** With a filter: most jobs this call changes; 0 means 1000, at most 1000. */
+  limit: number;
+  /** With a filter: the next_page_token of the previous call. */
+  pageToken: string;
+}
+
+export interface CancelJobsRequest {
+  selection:
+    | JobSelection
+    | undefined;
+  /** Why, recorded in job.cancelled. */
+  reason: string;
+}
+
+export interface CancelJobsResponse {
+  result: BulkResult | undefined;
+}
+
+export interface RetryJobsRequest {
+  selection: JobSelection | undefined;
+}
+
+export interface RetryJobsResponse {
+  result: BulkResult | undefined;
+}
+
+export interface DeleteJobsRequest {
+  selection: JobSelection | undefined;
+}
+
+export interface DeleteJobsResponse {
+  result: BulkResult | undefined;
+}
+
+/** BulkResult is what a bulk operation did. */
+export interface BulkResult {
+  /**
+   * One result per job, in request order (by id) or listing order (by
+   * filter); none for a dry run.
+   */
+  items: BulkItemResult[];
+  /** Jobs the call selected. */
+  matched: number;
+  /** Jobs changed (for a dry run: that would be tried). */
+  succeeded: number;
+  /** Jobs refused (wrong state, not found...). */
+  failed: number;
+  /** With a filter: set when more jobs may match; pass it as page_token. */
+  nextPageToken: string;
+}
+
+/** BulkItemResult is what a bulk operation did to one job. */
+export interface BulkItemResult {
+  jobId: string;
+  ok: boolean;
+  /** Why not, as a single-job call would say (e.g. "invalid_state"). */
+  errorCode: string;
+  errorMessage: string;
+  /** The job's state after the operation (DISCARDED... unset once deleted). */
+  state: JobState;
+}
+
+export interface PauseQueueRequest {
+  queue: string;
+}
+
+export interface PauseQueueResponse {
+  queue: QueueInfo | undefined;
+}
+
+export interface ResumeQueueRequest {
+  queue: string;
+}
+
+export interface ResumeQueueResponse {
+  queue: QueueInfo | undefined;
+}
+
+export interface GetQueueStatsRequest {
+  queue: string;
+}
+
+export interface GetQueueStatsResponse {
+  queue:
+    | QueueInfo
+    | undefined;
+  /** The last 60 minutes, oldest first. */
+  minutes: MinuteStats[];
+}
+
+/** MinuteStats is one minute of a queue's throughput. */
+export interface MinuteStats {
+  minute: Date | undefined;
+  completed: number;
+  /** Failed attempts, retried or not. */
+  failed: number;
   discarded: number;
 }
 
@@ -682,7 +887,7 @@ export const SetWorkerStateResponse: MessageFns<SetWorkerStateResponse> = {
 };
 
 function createBaseWatchEventsRequest(): WatchEventsRequest {
-  return { types: [], queues: [] };
+  return { types: [], queues: [], after: "", jobTypes: [], jobIds: [], includeHeartbeats: false };
 }
 
 export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
@@ -692,6 +897,18 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
     }
     for (const v of message.queues) {
       writer.uint32(18).string(v!);
+    }
+    if (message.after !== "") {
+      writer.uint32(26).string(message.after);
+    }
+    for (const v of message.jobTypes) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.jobIds) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.includeHeartbeats !== false) {
+      writer.uint32(48).bool(message.includeHeartbeats);
     }
     return writer;
   },
@@ -725,6 +942,38 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
             message.queues.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.after = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.jobTypes.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.jobIds.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.includeHeartbeats = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -744,6 +993,10 @@ export const WatchEventsRequest: MessageFns<WatchEventsRequest> = {
     const message = createBaseWatchEventsRequest();
     message.types = object.types?.map((e) => e) || [];
     message.queues = object.queues?.map((e) => e) || [];
+    message.after = object.after ?? "";
+    message.jobTypes = object.jobTypes?.map((e) => e) || [];
+    message.jobIds = object.jobIds?.map((e) => e) || [];
+    message.includeHeartbeats = object.includeHeartbeats ?? false;
     return message;
   },
 };
@@ -806,7 +1059,20 @@ export const WatchEventsResponse: MessageFns<WatchEventsResponse> = {
 };
 
 function createBaseJobEvent(): JobEvent {
-  return { type: "", time: undefined, jobId: "", jobType: "", queue: "", attempt: 0, workerId: "", data: undefined };
+  return {
+    type: "",
+    time: undefined,
+    jobId: "",
+    jobType: "",
+    queue: "",
+    attempt: 0,
+    workerId: "",
+    data: undefined,
+    id: "",
+    source: "",
+    subject: "",
+    specversion: "",
+  };
 }
 
 export const JobEvent: MessageFns<JobEvent> = {
@@ -834,6 +1100,18 @@ export const JobEvent: MessageFns<JobEvent> = {
     }
     if (message.data !== undefined) {
       Struct.encode(Struct.wrap(message.data), writer.uint32(66).fork()).join();
+    }
+    if (message.id !== "") {
+      writer.uint32(74).string(message.id);
+    }
+    if (message.source !== "") {
+      writer.uint32(82).string(message.source);
+    }
+    if (message.subject !== "") {
+      writer.uint32(90).string(message.subject);
+    }
+    if (message.specversion !== "") {
+      writer.uint32(98).string(message.specversion);
     }
     return writer;
   },
@@ -915,6 +1193,38 @@ export const JobEvent: MessageFns<JobEvent> = {
             message.data = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.specversion = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -940,6 +1250,10 @@ export const JobEvent: MessageFns<JobEvent> = {
     message.attempt = object.attempt ?? 0;
     message.workerId = object.workerId ?? "";
     message.data = object.data ?? undefined;
+    message.id = object.id ?? "";
+    message.source = object.source ?? "";
+    message.subject = object.subject ?? "";
+    message.specversion = object.specversion ?? "";
     return message;
   },
 };
@@ -1080,6 +1394,9 @@ export const ListQueuesResponse: MessageFns<ListQueuesResponse> = {
 
 function createBaseQueueInfo(): QueueInfo {
   return {
+    paused: false,
+    lag: undefined,
+    oldestAvailableAt: undefined,
     name: "",
     scheduled: 0,
     available: 0,
@@ -1094,6 +1411,15 @@ function createBaseQueueInfo(): QueueInfo {
 
 export const QueueInfo: MessageFns<QueueInfo> = {
   encode(message: QueueInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.paused !== false) {
+      writer.uint32(80).bool(message.paused);
+    }
+    if (message.lag !== undefined) {
+      Duration.encode(message.lag, writer.uint32(90).fork()).join();
+    }
+    if (message.oldestAvailableAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.oldestAvailableAt), writer.uint32(98).fork()).join();
+    }
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
     }
@@ -1137,6 +1463,30 @@ export const QueueInfo: MessageFns<QueueInfo> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.lag = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.oldestAvailableAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
           case 1: {
             if (tag !== 10) {
               break;
@@ -1226,6 +1576,9 @@ export const QueueInfo: MessageFns<QueueInfo> = {
   },
   fromPartial(object: DeepPartial<QueueInfo>): QueueInfo {
     const message = createBaseQueueInfo();
+    message.paused = object.paused ?? false;
+    message.lag = (object.lag !== undefined && object.lag !== null) ? Duration.fromPartial(object.lag) : undefined;
+    message.oldestAvailableAt = object.oldestAvailableAt ?? undefined;
     message.name = object.name ?? "";
     message.scheduled = object.scheduled ?? 0;
     message.available = object.available ?? 0;
@@ -1234,6 +1587,1512 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     message.completed = object.completed ?? 0;
     message.retryable = object.retryable ?? 0;
     message.cancelled = object.cancelled ?? 0;
+    message.discarded = object.discarded ?? 0;
+    return message;
+  },
+};
+
+function createBaseJobFilter(): JobFilter {
+  return {
+    states: [],
+    queue: "",
+    type: "",
+    errorType: "",
+    deadLetter: undefined,
+    createdAfter: undefined,
+    createdBefore: undefined,
+    finishedAfter: undefined,
+    finishedBefore: undefined,
+  };
+}
+
+export const JobFilter: MessageFns<JobFilter> = {
+  encode(message: JobFilter, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.states.length !== 0) {
+      writer.uint32(10).fork();
+      for (const v of message.states) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.queue !== "") {
+      writer.uint32(18).string(message.queue);
+    }
+    if (message.type !== "") {
+      writer.uint32(26).string(message.type);
+    }
+    if (message.errorType !== "") {
+      writer.uint32(34).string(message.errorType);
+    }
+    if (message.deadLetter !== undefined) {
+      writer.uint32(40).bool(message.deadLetter);
+    }
+    if (message.createdAfter !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAfter), writer.uint32(50).fork()).join();
+    }
+    if (message.createdBefore !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdBefore), writer.uint32(58).fork()).join();
+    }
+    if (message.finishedAfter !== undefined) {
+      Timestamp.encode(toTimestamp(message.finishedAfter), writer.uint32(66).fork()).join();
+    }
+    if (message.finishedBefore !== undefined) {
+      Timestamp.encode(toTimestamp(message.finishedBefore), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobFilter {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobFilter();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag === 8) {
+              message.states.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 10) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.states.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorType = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.deadLetter = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.createdAfter = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.finishedAfter = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.finishedBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<JobFilter>): JobFilter {
+    return JobFilter.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<JobFilter>): JobFilter {
+    const message = createBaseJobFilter();
+    message.states = object.states?.map((e) => e) || [];
+    message.queue = object.queue ?? "";
+    message.type = object.type ?? "";
+    message.errorType = object.errorType ?? "";
+    message.deadLetter = object.deadLetter ?? undefined;
+    message.createdAfter = object.createdAfter ?? undefined;
+    message.createdBefore = object.createdBefore ?? undefined;
+    message.finishedAfter = object.finishedAfter ?? undefined;
+    message.finishedBefore = object.finishedBefore ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListJobsRequest(): ListJobsRequest {
+  return { filter: undefined, order: 0, pageSize: 0, pageToken: "" };
+}
+
+export const ListJobsRequest: MessageFns<ListJobsRequest> = {
+  encode(message: ListJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.filter !== undefined) {
+      JobFilter.encode(message.filter, writer.uint32(10).fork()).join();
+    }
+    if (message.order !== 0) {
+      writer.uint32(16).int32(message.order);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(34).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.filter = JobFilter.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.order = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListJobsRequest>): ListJobsRequest {
+    return ListJobsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListJobsRequest>): ListJobsRequest {
+    const message = createBaseListJobsRequest();
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? JobFilter.fromPartial(object.filter)
+      : undefined;
+    message.order = object.order ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListJobsResponse(): ListJobsResponse {
+  return { jobs: [], nextPageToken: "" };
+}
+
+export const ListJobsResponse: MessageFns<ListJobsResponse> = {
+  encode(message: ListJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.jobs) {
+      Job.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobs.push(Job.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ListJobsResponse>): ListJobsResponse {
+    return ListJobsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListJobsResponse>): ListJobsResponse {
+    const message = createBaseListJobsResponse();
+    message.jobs = object.jobs?.map((e) => Job.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseJobIds(): JobIds {
+  return { ids: [] };
+}
+
+export const JobIds: MessageFns<JobIds> = {
+  encode(message: JobIds, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.ids) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobIds {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobIds();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<JobIds>): JobIds {
+    return JobIds.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<JobIds>): JobIds {
+    const message = createBaseJobIds();
+    message.ids = object.ids?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseJobSelection(): JobSelection {
+  return { target: undefined, dryRun: false, limit: 0, pageToken: "" };
+}
+
+export const JobSelection: MessageFns<JobSelection> = {
+  encode(message: JobSelection, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.target?.$case) {
+      case "jobIds":
+        JobIds.encode(message.target.value, writer.uint32(10).fork()).join();
+        break;
+      case "filter":
+        JobFilter.encode(message.target.value, writer.uint32(18).fork()).join();
+        break;
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(24).bool(message.dryRun);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(32).int32(message.limit);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(42).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): JobSelection {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseJobSelection();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.target = { $case: "jobIds", value: JobIds.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.target = { $case: "filter", value: JobFilter.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<JobSelection>): JobSelection {
+    return JobSelection.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<JobSelection>): JobSelection {
+    const message = createBaseJobSelection();
+    switch (object.target?.$case) {
+      case "jobIds": {
+        if (object.target?.value !== undefined && object.target?.value !== null) {
+          message.target = { $case: "jobIds", value: JobIds.fromPartial(object.target.value) };
+        }
+        break;
+      }
+      case "filter": {
+        if (object.target?.value !== undefined && object.target?.value !== null) {
+          message.target = { $case: "filter", value: JobFilter.fromPartial(object.target.value) };
+        }
+        break;
+      }
+    }
+    message.dryRun = object.dryRun ?? false;
+    message.limit = object.limit ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelJobsRequest(): CancelJobsRequest {
+  return { selection: undefined, reason: "" };
+}
+
+export const CancelJobsRequest: MessageFns<CancelJobsRequest> = {
+  encode(message: CancelJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.selection !== undefined) {
+      JobSelection.encode(message.selection, writer.uint32(10).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.selection = JobSelection.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelJobsRequest>): CancelJobsRequest {
+    return CancelJobsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelJobsRequest>): CancelJobsRequest {
+    const message = createBaseCancelJobsRequest();
+    message.selection = (object.selection !== undefined && object.selection !== null)
+      ? JobSelection.fromPartial(object.selection)
+      : undefined;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelJobsResponse(): CancelJobsResponse {
+  return { result: undefined };
+}
+
+export const CancelJobsResponse: MessageFns<CancelJobsResponse> = {
+  encode(message: CancelJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== undefined) {
+      BulkResult.encode(message.result, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = BulkResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<CancelJobsResponse>): CancelJobsResponse {
+    return CancelJobsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelJobsResponse>): CancelJobsResponse {
+    const message = createBaseCancelJobsResponse();
+    message.result = (object.result !== undefined && object.result !== null)
+      ? BulkResult.fromPartial(object.result)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRetryJobsRequest(): RetryJobsRequest {
+  return { selection: undefined };
+}
+
+export const RetryJobsRequest: MessageFns<RetryJobsRequest> = {
+  encode(message: RetryJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.selection !== undefined) {
+      JobSelection.encode(message.selection, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetryJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetryJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.selection = JobSelection.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RetryJobsRequest>): RetryJobsRequest {
+    return RetryJobsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetryJobsRequest>): RetryJobsRequest {
+    const message = createBaseRetryJobsRequest();
+    message.selection = (object.selection !== undefined && object.selection !== null)
+      ? JobSelection.fromPartial(object.selection)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRetryJobsResponse(): RetryJobsResponse {
+  return { result: undefined };
+}
+
+export const RetryJobsResponse: MessageFns<RetryJobsResponse> = {
+  encode(message: RetryJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== undefined) {
+      BulkResult.encode(message.result, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetryJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetryJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = BulkResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RetryJobsResponse>): RetryJobsResponse {
+    return RetryJobsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetryJobsResponse>): RetryJobsResponse {
+    const message = createBaseRetryJobsResponse();
+    message.result = (object.result !== undefined && object.result !== null)
+      ? BulkResult.fromPartial(object.result)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteJobsRequest(): DeleteJobsRequest {
+  return { selection: undefined };
+}
+
+export const DeleteJobsRequest: MessageFns<DeleteJobsRequest> = {
+  encode(message: DeleteJobsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.selection !== undefined) {
+      JobSelection.encode(message.selection, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteJobsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteJobsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.selection = JobSelection.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteJobsRequest>): DeleteJobsRequest {
+    return DeleteJobsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteJobsRequest>): DeleteJobsRequest {
+    const message = createBaseDeleteJobsRequest();
+    message.selection = (object.selection !== undefined && object.selection !== null)
+      ? JobSelection.fromPartial(object.selection)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteJobsResponse(): DeleteJobsResponse {
+  return { result: undefined };
+}
+
+export const DeleteJobsResponse: MessageFns<DeleteJobsResponse> = {
+  encode(message: DeleteJobsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.result !== undefined) {
+      BulkResult.encode(message.result, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteJobsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteJobsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.result = BulkResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<DeleteJobsResponse>): DeleteJobsResponse {
+    return DeleteJobsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteJobsResponse>): DeleteJobsResponse {
+    const message = createBaseDeleteJobsResponse();
+    message.result = (object.result !== undefined && object.result !== null)
+      ? BulkResult.fromPartial(object.result)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseBulkResult(): BulkResult {
+  return { items: [], matched: 0, succeeded: 0, failed: 0, nextPageToken: "" };
+}
+
+export const BulkResult: MessageFns<BulkResult> = {
+  encode(message: BulkResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.items) {
+      BulkItemResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.matched !== 0) {
+      writer.uint32(16).int32(message.matched);
+    }
+    if (message.succeeded !== 0) {
+      writer.uint32(24).int32(message.succeeded);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(32).int32(message.failed);
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(42).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BulkResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBulkResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.items.push(BulkItemResult.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.matched = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.succeeded = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BulkResult>): BulkResult {
+    return BulkResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BulkResult>): BulkResult {
+    const message = createBaseBulkResult();
+    message.items = object.items?.map((e) => BulkItemResult.fromPartial(e)) || [];
+    message.matched = object.matched ?? 0;
+    message.succeeded = object.succeeded ?? 0;
+    message.failed = object.failed ?? 0;
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseBulkItemResult(): BulkItemResult {
+  return { jobId: "", ok: false, errorCode: "", errorMessage: "", state: 0 };
+}
+
+export const BulkItemResult: MessageFns<BulkItemResult> = {
+  encode(message: BulkItemResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.jobId !== "") {
+      writer.uint32(10).string(message.jobId);
+    }
+    if (message.ok !== false) {
+      writer.uint32(16).bool(message.ok);
+    }
+    if (message.errorCode !== "") {
+      writer.uint32(26).string(message.errorCode);
+    }
+    if (message.errorMessage !== "") {
+      writer.uint32(34).string(message.errorMessage);
+    }
+    if (message.state !== 0) {
+      writer.uint32(40).int32(message.state);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BulkItemResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBulkItemResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.jobId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.ok = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.errorCode = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.errorMessage = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<BulkItemResult>): BulkItemResult {
+    return BulkItemResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BulkItemResult>): BulkItemResult {
+    const message = createBaseBulkItemResult();
+    message.jobId = object.jobId ?? "";
+    message.ok = object.ok ?? false;
+    message.errorCode = object.errorCode ?? "";
+    message.errorMessage = object.errorMessage ?? "";
+    message.state = object.state ?? 0;
+    return message;
+  },
+};
+
+function createBasePauseQueueRequest(): PauseQueueRequest {
+  return { queue: "" };
+}
+
+export const PauseQueueRequest: MessageFns<PauseQueueRequest> = {
+  encode(message: PauseQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PauseQueueRequest>): PauseQueueRequest {
+    return PauseQueueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PauseQueueRequest>): PauseQueueRequest {
+    const message = createBasePauseQueueRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBasePauseQueueResponse(): PauseQueueResponse {
+  return { queue: undefined };
+}
+
+export const PauseQueueResponse: MessageFns<PauseQueueResponse> = {
+  encode(message: PauseQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<PauseQueueResponse>): PauseQueueResponse {
+    return PauseQueueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PauseQueueResponse>): PauseQueueResponse {
+    const message = createBasePauseQueueResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResumeQueueRequest(): ResumeQueueRequest {
+  return { queue: "" };
+}
+
+export const ResumeQueueRequest: MessageFns<ResumeQueueRequest> = {
+  encode(message: ResumeQueueRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeQueueRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeQueueRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResumeQueueRequest>): ResumeQueueRequest {
+    return ResumeQueueRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResumeQueueRequest>): ResumeQueueRequest {
+    const message = createBaseResumeQueueRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBaseResumeQueueResponse(): ResumeQueueResponse {
+  return { queue: undefined };
+}
+
+export const ResumeQueueResponse: MessageFns<ResumeQueueResponse> = {
+  encode(message: ResumeQueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeQueueResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeQueueResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<ResumeQueueResponse>): ResumeQueueResponse {
+    return ResumeQueueResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResumeQueueResponse>): ResumeQueueResponse {
+    const message = createBaseResumeQueueResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetQueueStatsRequest(): GetQueueStatsRequest {
+  return { queue: "" };
+}
+
+export const GetQueueStatsRequest: MessageFns<GetQueueStatsRequest> = {
+  encode(message: GetQueueStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetQueueStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetQueueStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetQueueStatsRequest>): GetQueueStatsRequest {
+    return GetQueueStatsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetQueueStatsRequest>): GetQueueStatsRequest {
+    const message = createBaseGetQueueStatsRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBaseGetQueueStatsResponse(): GetQueueStatsResponse {
+  return { queue: undefined, minutes: [] };
+}
+
+export const GetQueueStatsResponse: MessageFns<GetQueueStatsResponse> = {
+  encode(message: GetQueueStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.minutes) {
+      MinuteStats.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetQueueStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetQueueStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.minutes.push(MinuteStats.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<GetQueueStatsResponse>): GetQueueStatsResponse {
+    return GetQueueStatsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetQueueStatsResponse>): GetQueueStatsResponse {
+    const message = createBaseGetQueueStatsResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    message.minutes = object.minutes?.map((e) => MinuteStats.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMinuteStats(): MinuteStats {
+  return { minute: undefined, completed: 0, failed: 0, discarded: 0 };
+}
+
+export const MinuteStats: MessageFns<MinuteStats> = {
+  encode(message: MinuteStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.minute !== undefined) {
+      Timestamp.encode(toTimestamp(message.minute), writer.uint32(10).fork()).join();
+    }
+    if (message.completed !== 0) {
+      writer.uint32(16).int32(message.completed);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(24).int32(message.failed);
+    }
+    if (message.discarded !== 0) {
+      writer.uint32(32).int32(message.discarded);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MinuteStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMinuteStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.minute = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.completed = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.discarded = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<MinuteStats>): MinuteStats {
+    return MinuteStats.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MinuteStats>): MinuteStats {
+    const message = createBaseMinuteStats();
+    message.minute = object.minute ?? undefined;
+    message.completed = object.completed ?? 0;
+    message.failed = object.failed ?? 0;
     message.discarded = object.discarded ?? 0;
     return message;
   },
@@ -1288,8 +3147,11 @@ export const OperatorServiceDefinition = {
       options: {},
     },
     /**
-     * WatchEvents streams job events as they happen, on every replica:
-     * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+     * WatchEvents streams lifecycle events (ojs-events) as they happen on
+     * every replica, oldest first. With `after`, it first sends every event
+     * recorded after that one, then goes on live: a watcher that reconnects
+     * with the id of the last event it saw misses none and sees none twice.
+     * An `after` older than the log retains answers OUT_OF_RANGE.
      */
     watchEvents: {
       name: "WatchEvents",
@@ -1297,6 +3159,88 @@ export const OperatorServiceDefinition = {
       requestStream: false,
       responseType: WatchEventsResponse as typeof WatchEventsResponse,
       responseStream: true,
+      options: {},
+    },
+    /**
+     * ListJobs returns one page of the jobs a filter selects, newest or
+     * oldest first: by when they finished (finished states), by when they
+     * became available (available), by when they were created (the rest).
+     */
+    listJobs: {
+      name: "ListJobs",
+      requestType: ListJobsRequest as typeof ListJobsRequest,
+      requestStream: false,
+      responseType: ListJobsResponse as typeof ListJobsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * CancelJobs cancels jobs by id or by filter (ojs-bulk-operations);
+     * active ones are stopped on their worker. One result per job.
+     */
+    cancelJobs: {
+      name: "CancelJobs",
+      requestType: CancelJobsRequest as typeof CancelJobsRequest,
+      requestStream: false,
+      responseType: CancelJobsResponse as typeof CancelJobsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * RetryJobs makes discarded jobs available again (attempts and errors
+     * reset) and retryable ones available now.
+     */
+    retryJobs: {
+      name: "RetryJobs",
+      requestType: RetryJobsRequest as typeof RetryJobsRequest,
+      requestStream: false,
+      responseType: RetryJobsResponse as typeof RetryJobsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * DeleteJobs removes finished jobs (completed, cancelled, discarded) and
+     * every trace of them.
+     */
+    deleteJobs: {
+      name: "DeleteJobs",
+      requestType: DeleteJobsRequest as typeof DeleteJobsRequest,
+      requestStream: false,
+      responseType: DeleteJobsResponse as typeof DeleteJobsResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * PauseQueue stops deliveries from a queue on every replica; enqueues
+     * are still taken.
+     */
+    pauseQueue: {
+      name: "PauseQueue",
+      requestType: PauseQueueRequest as typeof PauseQueueRequest,
+      requestStream: false,
+      responseType: PauseQueueResponse as typeof PauseQueueResponse,
+      responseStream: false,
+      options: {},
+    },
+    /** ResumeQueue restarts deliveries from a paused queue. */
+    resumeQueue: {
+      name: "ResumeQueue",
+      requestType: ResumeQueueRequest as typeof ResumeQueueRequest,
+      requestStream: false,
+      responseType: ResumeQueueResponse as typeof ResumeQueueResponse,
+      responseStream: false,
+      options: {},
+    },
+    /**
+     * GetQueueStats returns a queue's counts, lag and throughput per minute
+     * over the last hour.
+     */
+    getQueueStats: {
+      name: "GetQueueStats",
+      requestType: GetQueueStatsRequest as typeof GetQueueStatsRequest,
+      requestStream: false,
+      responseType: GetQueueStatsResponse as typeof GetQueueStatsResponse,
+      responseStream: false,
       options: {},
     },
   },
@@ -1331,13 +3275,64 @@ export interface OperatorServiceImplementation<CallContextExt = {}> {
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<ListQueuesResponse>>;
   /**
-   * WatchEvents streams job events as they happen, on every replica:
-   * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+   * WatchEvents streams lifecycle events (ojs-events) as they happen on
+   * every replica, oldest first. With `after`, it first sends every event
+   * recorded after that one, then goes on live: a watcher that reconnects
+   * with the id of the last event it saw misses none and sees none twice.
+   * An `after` older than the log retains answers OUT_OF_RANGE.
    */
   watchEvents(
     request: WatchEventsRequest,
     context: CallContext & CallContextExt,
   ): ServerStreamingMethodResult<DeepPartial<WatchEventsResponse>>;
+  /**
+   * ListJobs returns one page of the jobs a filter selects, newest or
+   * oldest first: by when they finished (finished states), by when they
+   * became available (available), by when they were created (the rest).
+   */
+  listJobs(request: ListJobsRequest, context: CallContext & CallContextExt): Promise<DeepPartial<ListJobsResponse>>;
+  /**
+   * CancelJobs cancels jobs by id or by filter (ojs-bulk-operations);
+   * active ones are stopped on their worker. One result per job.
+   */
+  cancelJobs(
+    request: CancelJobsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<CancelJobsResponse>>;
+  /**
+   * RetryJobs makes discarded jobs available again (attempts and errors
+   * reset) and retryable ones available now.
+   */
+  retryJobs(request: RetryJobsRequest, context: CallContext & CallContextExt): Promise<DeepPartial<RetryJobsResponse>>;
+  /**
+   * DeleteJobs removes finished jobs (completed, cancelled, discarded) and
+   * every trace of them.
+   */
+  deleteJobs(
+    request: DeleteJobsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<DeleteJobsResponse>>;
+  /**
+   * PauseQueue stops deliveries from a queue on every replica; enqueues
+   * are still taken.
+   */
+  pauseQueue(
+    request: PauseQueueRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<PauseQueueResponse>>;
+  /** ResumeQueue restarts deliveries from a paused queue. */
+  resumeQueue(
+    request: ResumeQueueRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<ResumeQueueResponse>>;
+  /**
+   * GetQueueStats returns a queue's counts, lag and throughput per minute
+   * over the last hour.
+   */
+  getQueueStats(
+    request: GetQueueStatsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<GetQueueStatsResponse>>;
 }
 
 export interface OperatorServiceClient<CallOptionsExt = {}> {
@@ -1369,13 +3364,64 @@ export interface OperatorServiceClient<CallOptionsExt = {}> {
     options?: CallOptions & CallOptionsExt,
   ): Promise<ListQueuesResponse>;
   /**
-   * WatchEvents streams job events as they happen, on every replica:
-   * job.timeout, job.stalled, job.ttl_expired and job.total_timeout.
+   * WatchEvents streams lifecycle events (ojs-events) as they happen on
+   * every replica, oldest first. With `after`, it first sends every event
+   * recorded after that one, then goes on live: a watcher that reconnects
+   * with the id of the last event it saw misses none and sees none twice.
+   * An `after` older than the log retains answers OUT_OF_RANGE.
    */
   watchEvents(
     request: DeepPartial<WatchEventsRequest>,
     options?: CallOptions & CallOptionsExt,
   ): AsyncIterable<WatchEventsResponse>;
+  /**
+   * ListJobs returns one page of the jobs a filter selects, newest or
+   * oldest first: by when they finished (finished states), by when they
+   * became available (available), by when they were created (the rest).
+   */
+  listJobs(request: DeepPartial<ListJobsRequest>, options?: CallOptions & CallOptionsExt): Promise<ListJobsResponse>;
+  /**
+   * CancelJobs cancels jobs by id or by filter (ojs-bulk-operations);
+   * active ones are stopped on their worker. One result per job.
+   */
+  cancelJobs(
+    request: DeepPartial<CancelJobsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<CancelJobsResponse>;
+  /**
+   * RetryJobs makes discarded jobs available again (attempts and errors
+   * reset) and retryable ones available now.
+   */
+  retryJobs(request: DeepPartial<RetryJobsRequest>, options?: CallOptions & CallOptionsExt): Promise<RetryJobsResponse>;
+  /**
+   * DeleteJobs removes finished jobs (completed, cancelled, discarded) and
+   * every trace of them.
+   */
+  deleteJobs(
+    request: DeepPartial<DeleteJobsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<DeleteJobsResponse>;
+  /**
+   * PauseQueue stops deliveries from a queue on every replica; enqueues
+   * are still taken.
+   */
+  pauseQueue(
+    request: DeepPartial<PauseQueueRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<PauseQueueResponse>;
+  /** ResumeQueue restarts deliveries from a paused queue. */
+  resumeQueue(
+    request: DeepPartial<ResumeQueueRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<ResumeQueueResponse>;
+  /**
+   * GetQueueStats returns a queue's counts, lag and throughput per minute
+   * over the last hour.
+   */
+  getQueueStats(
+    request: DeepPartial<GetQueueStatsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<GetQueueStatsResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -5,12 +5,14 @@
   Post: the lease is released (capacityFreed), the job is completed with its
         result; a job that reported progress in this attempt is at 1.0
         (ojs-progress 8.1). Fields a completed job does not show stay, unread
-        (job-codec.ts decodeJob).
+        (job-codec.ts decodeJob). Each completion records its fact and
+        counts in its queue's throughput.
   ARGV: 1 now, 2 worker id, 3 item count, 4 stride (3), then per item
         (scripts/ack.ts ACK_FIELDS): job id, lease token, result JSON ('' for none).
   Returns: {{status, current state, transition}...} in item order, where
            status is ok, not_found, not_active, other_worker or stale_lease
-           (and the transition is present only for ok).
+           (and the transition, a fact as lib transition() builds it, is
+           present only for ok).
   Atomic: one script; every argument is checked before the first write.
 ]]
 local STRIDE = 3
@@ -24,7 +26,8 @@ end
 
 local results = {}
 for _, item in ipairs(items) do
-  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt')
+  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
+    'createdAt', 'tp')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
     results[#results + 1] = { problem, job[1] or '' }
@@ -36,8 +39,9 @@ for _, item in ipairs(items) do
       fields[#fields + 1] = 1
     end
     releaseLease(item.id, workerId)
-    enter(item.id, { queue = job[4] }, 'active', 'completed', now, fields)
-    results[#results + 1] = { 'ok', 'completed', transition(item.id, 'active', 'completed', workerId, { job[5], job[4], job[6], job[8] }) }
+    enter(item.id, { queue = job[4], createdAt = job[9] }, 'active', 'completed', now, fields)
+    local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10] }
+    results[#results + 1] = { 'ok', 'completed', transition(item.id, known, 'active', 'completed', now, { workerId = workerId }) }
   end
 end
 finish()

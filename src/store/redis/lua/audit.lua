@@ -10,23 +10,25 @@
   waiting with a waiting deadline (scored by it); the leases iff active
   (scored by its expiry), held by a registered worker whose held set lists
   it; the soft timeouts only if active (scored by softTimeoutAt); the
-  finished list of its state iff terminal. Counters equal the real counts
-  per queue and state; the queue index lists exactly the queues that hold
-  jobs; both worker indexes list exactly the registered workers (by last
+  listing index of its state, and of its state and queue, under its listing
+  key, and no other listing index. Counters equal the real counts per queue
+  and state; the queue index lists exactly the queues that hold jobs or are
+  paused; both worker indexes list exactly the registered workers (by last
   beat, and by id); held sets belong to registered workers and list only
   jobs active under their lease, never more than the worker's concurrency.
-  Allowed, because scripts drop them lazily on the way: finished-list
-  entries whose job is gone or left that state (RetryJob, pruning), an
-  active job without a soft-timeout entry (take-soft-timeouts took it), and
-  an available job missing from its ready set while its waiting deadline is
+  Throughput minutes hold only their three counts and expire within their
+  lifetime; the event log holds about its length at most (approximate
+  trimming keeps up to one stream node more).
+  Allowed, because scripts drop them lazily on the way: an active job
+  without a soft-timeout entry (take-soft-timeouts took it), and an
+  available job missing from its ready set while its waiting deadline is
   indexed (a claim passed over it for its expiry; the expiry pass discards it).
   ARGV: 1 SCAN pattern matching every key of the deployment (keys.ts),
         2 key budget (most keys examined), 3 most problems reported.
   Returns: {sentence...}, empty when the data is consistent; the last ones
            say so when problems or keys went beyond their bound.
   Atomic: one script sees one snapshot. Bounded: the SCAN walks the whole
-  keyspace of the node, examining at most `key budget` keys of the prefix.
-]]
+  keyspace of the node, examining at most `key budget` keys of the prefix.]]
 argCount(3)
 local pattern = argId(1)
 local keyBudget = argInt(2, 1, MAX_COUNT)
@@ -41,14 +43,15 @@ end
 --[[ The keys: singletons by name, the others by prefix. ]]
 local SINGLETONS = {
   [K.due] = 'zset', [K.expiries] = 'zset', [K.leases] = 'zset', [K.seq] = 'string', [K.queues] = 'zset',
-  [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset',
+  [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset', [K.paused] = 'set', [K.events] = 'stream',
 }
 local FAMILIES = {
   { name = 'job', prefix = K.job, type = 'hash' }, { name = 'ready', prefix = K.ready, type = 'zset' },
   { name = 'counts', prefix = K.counts, type = 'hash' }, { name = 'worker', prefix = K.worker, type = 'hash' },
-  { name = 'held', prefix = K.held, type = 'set' }, { name = 'finished', prefix = K.finished, type = 'list' },
+  { name = 'held', prefix = K.held, type = 'set' }, { name = 'listing', prefix = K.listing, type = 'zset' },
+  { name = 'stats', prefix = K.stats, type = 'hash' },
 }
-local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, finished = {} }
+local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {} }
 
 local function checkType(key, expected)
   local actual = redis.call('TYPE', key).ok
@@ -129,18 +132,22 @@ local held = {}
 for id in pairs(found.held) do held[id] = setOf(redis.call('SMEMBERS', K.held .. id)) end
 local ready = {}
 for queue in pairs(found.ready) do ready[queue] = scoresOf(K.ready .. queue) end
-local finished = {}
-for state in pairs(found.finished) do
-  if TERMINAL[state] then
-    finished[state] = setOf(redis.call('LRANGE', K.finished .. state, 0, -1))
+-- Listing indexes by name (state, or state:queue), each as a set of its members.
+local listings = {}
+for name in pairs(found.listing) do
+  local state = string.match(name, '^([^:]+)')
+  if IS_JOB_STATE[state] then
+    listings[name] = setOf(redis.call('ZRANGE', K.listing .. name, 0, -1))
   else
-    problem('list ' .. K.finished .. state .. ' lists finished jobs of ' .. state .. ', which is not a terminal state')
+    problem('listing index ' .. K.listing .. name .. ' is not of a job state')
   end
 end
+-- Listing entries a job accounts for, to find the others.
+local listed = {}
 local due, expiries, leases, timeouts = scoresOf(K.due), scoresOf(K.expiries), scoresOf(K.leases), scoresOf(K.timeouts)
 
 local tally = {}
-local REQUIRED = { 'body', 'queue', 'type', 'priority', 'vis', 'tmo', 'grace', 'stall' }
+local REQUIRED = { 'body', 'queue', 'type', 'priority', 'vis', 'tmo', 'grace', 'stall', 'createdAt' }
 for id, job in pairs(jobs) do
   local state, queue = job.state, job.queue
   for _, field in ipairs(REQUIRED) do
@@ -178,8 +185,15 @@ for id, job in pairs(jobs) do
         problem('job ' .. id .. ' is active under a lease of ' .. worker .. ', whose held set does not list it')
       end
     end
-    if TERMINAL[state] and not (finished[state] and finished[state][id]) then
-      problem('job ' .. id .. ' is ' .. state .. ' but not in the finished list of ' .. state)
+    if job.createdAt then
+      local member = listingKey(listingTime(state, job.createdAt, job.enqueuedAt, job.completedAt), id)
+      for _, name in ipairs({ state, state .. ':' .. queue }) do
+        if listings[name] and listings[name][member] then
+          listed[name .. ' ' .. member] = true
+        else
+          problem('job ' .. id .. ' is ' .. state .. ' but not in the listing index ' .. name .. ' under ' .. member)
+        end
+      end
     end
   end
 end
@@ -206,7 +220,13 @@ for queue, scores in pairs(ready) do
   expectJobs('the ready set of ' .. queue .. "'s", scores, function(job) return job.state == 'available' and job.queue == queue end)
 end
 
---[[ Counters and the queue index ]]
+for name, members in pairs(listings) do
+  for member in pairs(members) do
+    if not listed[name .. ' ' .. member] then problem('listing index ' .. name .. ' lists ' .. member .. ', which is no job of it at that time') end
+  end
+end
+
+--[[ Counters, pauses, throughput and the queue index ]]
 
 for queue in pairs(found.counts) do
   local counts = hashOf(K.counts .. queue)
@@ -224,13 +244,37 @@ for queue in pairs(found.counts) do
   if not tally[queue] then problem('queue ' .. queue .. ' holds no jobs but keeps its counts') end
 end
 local queueIndex = scoresOf(K.queues)
+local paused = setOf(redis.call('SMEMBERS', K.paused))
 for queue, score in pairs(queueIndex) do
-  if not tally[queue] then problem('the queue index lists ' .. queue .. ', which holds no jobs') end
+  if not tally[queue] and not paused[queue] then problem('the queue index lists ' .. queue .. ', which holds no jobs and is not paused') end
   if score ~= 0 then problem('the queue index scores ' .. queue .. ' ' .. int(score) .. ', not 0') end
 end
 for queue in pairs(tally) do
   if not queueIndex[queue] then problem('queue ' .. queue .. ' holds jobs but is not in the queue index') end
   if not found.counts[queue] then problem('queue ' .. queue .. ' holds jobs but has no counts') end
+end
+for queue in pairs(paused) do
+  if not queueIndex[queue] then problem('queue ' .. queue .. ' is paused but not in the queue index') end
+end
+local STATS_FIELDS = { completed = true, failed = true, discarded = true }
+for name in pairs(found.stats) do
+  local minute = tonumber(string.match(name, ':(%d+)$'))
+  if not minute or minute % MINUTE_MS ~= 0 then problem('throughput key ' .. K.stats .. name .. ' names no minute') end
+  local ttl = redis.call('PTTL', K.stats .. name)
+  if ttl < 0 or ttl > STATS_TTL_MS then problem('throughput key ' .. K.stats .. name .. ' does not expire within ' .. STATS_TTL_MS .. ' ms') end
+  for field, n in pairs(hashOf(K.stats .. name)) do
+    if not STATS_FIELDS[field] or not string.match(n, '^%d+$') then problem('throughput key ' .. K.stats .. name .. ' has ' .. field .. ' = ' .. n) end
+  end
+end
+
+--[[ The event log ]]
+
+-- Approximate trimming removes whole stream nodes (stream-node-max-entries, 100 by default).
+local EVENT_LOG_SLACK = 1000
+settings()
+local logged = redis.call('XLEN', K.events)
+if eventLogLength > 0 and logged > eventLogLength + EVENT_LOG_SLACK then
+  problem('the event log holds ' .. logged .. ' facts, beyond its length ' .. eventLogLength)
 end
 
 --[[ Workers ]]

@@ -3,8 +3,8 @@
   within a byte budget.
   Pre:  the worker exists and its desired state is running; it never holds
         more than its concurrency.
-  Post: jobs are taken queue by queue in the order given, each queue by
-        priority then FIFO; each gets attempt + 1, started_at, a soft-timeout
+  Post: jobs are taken queue by queue in the order given, paused queues
+        skipped, each queue by priority then FIFO; each gets attempt + 1, started_at, a soft-timeout
         entry (domain softTimeoutAt), and a lease of this worker whose token
         is leaseToken(nonce, attempt) and whose expiry is the earliest of its
         deadlines, the visibility part capped by the confirmation window until
@@ -17,6 +17,8 @@
         first job that does not fit ends the claim: it, and the entries popped
         with it, go back to their ready queue with their original scores, so
         they keep their place in line.
+        Each claimed job moves to the active listing and records its fact
+        (available -> active, with the worker and its enqueue time).
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
@@ -32,12 +34,18 @@ local nonce = argId(4)
 local confirmWithin = argTime(5)
 local maxBytes = argCountOf(6)
 local queueCount, firstQueue = argBatch(7, 1)
-local queues = {}
-for q = firstQueue, firstQueue + queueCount - 1 do queues[#queues + 1] = argId(q) end
+local named = {}
+for q = firstQueue, firstQueue + queueCount - 1 do named[#named + 1] = argId(q) end
 
 local worker = redis.call('HMGET', K.worker .. workerId, 'desired', 'concurrency')
 if not worker[1] then return { 'not_found' } end
 if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0 } end
+-- A paused queue delivers nothing (its jobs stay first in line).
+local queues = {}
+local paused = #named > 0 and redis.call('SMISMEMBER', K.paused, unpack(named)) or {}
+for q, queue in ipairs(named) do
+  if paused[q] == 0 then queues[#queues + 1] = queue end
+end
 local held = K.held .. workerId
 local free = tonumber(worker[2]) - redis.call('SCARD', held)
 local limit = math.min(max, free)
@@ -54,6 +62,9 @@ local function take(id, f, queue, deadline)
   redis.call('HSET', K.job .. id, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
     'leaseToken', leaseToken(nonce, attempt), 'leaseExpiresAt', leaseExpiresAt, 'leaseConfirmed', '0', 'leaseRenewedAt', startedAt)
   count(queue, 'available', 'active')
+  relist(id, queue, 'available', listingTime('available', f[16], f[11]), 'active', f[16])
+  transition(id, { type = f[15], queue = queue, attempt = attempt, startedAt = startedAt, enqueuedAt = f[11], tp = f[17] }, 'available', 'active',
+    now, { workerId = workerId })
   if deadline then zrem(K.expiries, id) end
   zadd(K.leases, leaseExpiresAt, id)
   zadd(K.timeouts, softTimeoutAt(now, f[7], f[9]), id)
@@ -72,7 +83,7 @@ for _, queue in ipairs(queues) do
         zadd(ready, score, id)
       else
         local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
-          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint')
+          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'createdAt', 'tp')
         local deadline = waitingDeadline(f[2], f[3], f[4])
         if f[1] == 'available' and not (deadline and deadline <= now) then
           local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '')

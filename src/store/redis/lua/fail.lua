@@ -5,11 +5,12 @@
         leaseProblem); items that fail it are refused one by one.
   Post: the lease is released (capacityFreed) and the job enters the decided
         state with its error, history and retry time or dead-letter mark
-        (lib applyOutcome).
-  ARGV: 1 now, 2 worker id, 3 item count, 4 stride (7), then per item an
+        (lib applyOutcome), recording its fact and counting a failed attempt
+        (and a discarded job) in its queue's throughput.
+  ARGV: 1 now, 2 worker id, 3 item count, 4 stride (10), then per item an
         outcome (scripts/outcome-items.ts OUTCOME_FIELDS; lib argOutcome):
         job id, lease token, state, next retry at, dead letter (0/1), error
-        JSON, errors JSON.
+        JSON, errors JSON, error type, error summary JSON, most attempts.
   Returns: {{status, current state, transition}...} in item order, where
            status is ok, not_found, not_active, other_worker or stale_lease
            (and the transition is present only for ok).

@@ -1,8 +1,8 @@
 --[[
   promote-due: scheduled | retryable -> available when their time comes.
   Pre:  the job's scheduled_at or next_retry_at is <= now.
-  Post: promoted jobs are in their ready queue; due entries of jobs that no
-        longer wait for a time are dropped on the way.
+  Post: promoted jobs are in their ready queue, each with its fact; due
+        entries of jobs that no longer wait for a time are dropped on the way.
   ARGV: 1 now, 2 limit (due entries examined at most).
   Returns: {transition...}.
   Bounded: the index scan takes at most `limit` entries. Atomic: one script;
@@ -15,11 +15,11 @@ local transitions = {}
 
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.due, '-inf', now, 'LIMIT', 0, limit)) do
   zrem(K.due, id)
-  local job = redis.call('HMGET', K.job .. id, 'state', 'scheduledAt', 'nextRetryAt', 'queue', 'type', 'attempt')
+  local job = redis.call('HMGET', K.job .. id, 'state', 'scheduledAt', 'nextRetryAt', 'queue', 'type', 'attempt', 'createdAt', 'tp')
   local dueAt = (job[1] == 'scheduled' and job[2]) or (job[1] == 'retryable' and job[3])
   if dueAt and tonumber(dueAt) <= now and NEXT_STATES[job[1]].available then
-    enter(id, { queue = job[4] }, job[1], 'available', now)
-    transitions[#transitions + 1] = transition(id, job[1], 'available', nil, { job[5], job[4], job[6] })
+    enter(id, { queue = job[4], createdAt = job[7] }, job[1], 'available', now)
+    transitions[#transitions + 1] = transition(id, { type = job[5], queue = job[4], attempt = job[6], tp = job[8] }, job[1], 'available', now)
   end
 end
 finish()

@@ -1,64 +1,64 @@
 --[[
   prune-terminal: removes finished jobs past their retention (no transition:
-  the job is forgotten).
-  Pre:  each terminal state lists its jobs in completion order; an entry is
-        removed only if its job is still in that state and either older than
-        the state's retention or beyond the cap. Entries of jobs that left the
-        state (RetryJob) or are gone are dropped on the way.
-  Post: job hashes deleted, counters decremented; over the cap, the oldest
-        finished jobs (whatever their state) go first. A queue whose last job
-        goes loses its counts and its entry in the queue index (lib flush).
+  the job is forgotten, and no fact is recorded).
+  Pre:  the listing index of each terminal state holds its jobs by
+        completion time (lib enter keeps it exact); a job is removed only if
+        older than its state's retention or beyond the cap.
+  Post: job hashes and their listing entries deleted, counters decremented;
+        over the cap, the oldest finished jobs (whatever their state) go
+        first. A queue whose last job goes loses its counts and its entry in
+        the queue index unless it is paused (lib flush).
   ARGV: 1 now, 2 completed retention, 3 cancelled retention, 4 discarded
         retention (ms), 5 most finished jobs kept (0: no cap), 6 limit.
   Returns: how many jobs were removed.
-  Bounded: at most `limit` list entries are examined. Atomic: one script;
-  every argument is checked before the first write.
+  Bounded: reads at most `limit` index entries per terminal state and
+  removes at most `limit` jobs. Atomic: one script; every argument is
+  checked before the first write.
 ]]
 argCount(6)
 local now = argNow(1)
 local retention = { completed = argTime(2), cancelled = argTime(3), discarded = argTime(4) }
 local maxJobs = argCountOf(5)
-local budget = argCountOf(6)
+local limit = argCountOf(6)
 local cutoff = {}
 for _, state in ipairs(TERMINAL_STATES) do cutoff[state] = now - retention[state] end
 local excess = 0
 if maxJobs > 0 then
   local total = 0
-  for _, state in ipairs(TERMINAL_STATES) do total = total + redis.call('LLEN', K.finished .. state) end
+  for _, state in ipairs(TERMINAL_STATES) do total = total + redis.call('ZCARD', K.listing .. state) end
   excess = total - maxJobs
 end
 
--- The first entry of a state's list whose job is still in that state (dropping the others).
-local function head(state)
-  while budget > 0 do
-    local id = redis.call('LINDEX', K.finished .. state, 0)
-    if not id then return false end
-    local job = redis.call('HMGET', K.job .. id, 'state', 'queue', 'completedAt')
-    if job[1] == state then return { id = id, queue = job[2], at = tonumber(job[3]) } end
-    redis.call('LPOP', K.finished .. state)
-    budget = budget - 1
-  end
-  return false
+-- The oldest `limit` entries of each state (removals stay pending until the end: the
+-- indexes are read once), and the position of each state's next one.
+local oldest, position = {}, {}
+for _, state in ipairs(TERMINAL_STATES) do
+  oldest[state] = limit > 0 and redis.call('ZRANGEBYLEX', K.listing .. state, '-', '+', 'LIMIT', 0, limit) or {}
+  position[state] = 1
 end
 
-local heads = {}
-for _, state in ipairs(TERMINAL_STATES) do heads[state] = head(state) end
+-- The next entry of a state: its job id and completion time.
+local function head(state)
+  local key = oldest[state][position[state]]
+  if not key then return nil end
+  return { id = string.sub(key, 17), at = tonumber(string.sub(key, 1, 15)) }
+end
+
 local pruned = 0
-while budget > 0 do
-  local oldest
+while pruned < limit do
+  local first, firstHead
   for _, state in ipairs(TERMINAL_STATES) do
-    local h = heads[state]
-    if h and (excess > 0 or h.at <= cutoff[state]) and (not oldest or h.at < heads[oldest].at) then oldest = state end
+    local h = head(state)
+    if h and (excess > 0 or h.at <= cutoff[state]) and (not firstHead or h.at < firstHead.at) then first, firstHead = state, h end
   end
-  if not oldest then break end
-  local h = heads[oldest]
-  redis.call('LPOP', K.finished .. oldest)
-  redis.call('DEL', K.job .. h.id)
-  count(h.queue, oldest, nil)
+  if not first then break end
+  position[first] = position[first] + 1
+  local queue = redis.call('HGET', K.job .. firstHead.id, 'queue')
+  redis.call('DEL', K.job .. firstHead.id)
+  relist(firstHead.id, queue, first, firstHead.at, nil)
+  count(queue, first, nil)
   excess = excess - 1
   pruned = pruned + 1
-  budget = budget - 1
-  heads[oldest] = head(oldest)
 end
 finish()
 return pruned

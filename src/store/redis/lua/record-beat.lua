@@ -7,7 +7,10 @@
         and desired state are stored; every listed job the worker holds has
         its lease renewed from now and confirmed (domain confirmedLease); a
         changed desired state is signalled. Listed jobs to stop are those
-        the store port's BeatOutcome describes (timed out, reclaimed).
+        the store port's BeatOutcome describes (timed out, reclaimed). A
+        changed worker state records its fact; every applied beat publishes
+        a heartbeat notice (its state, and each renewed lease with its new
+        expiry), live only: never stored.
   ARGV: 1 now, 2 worker id, 3 sequence, then a state change (lib
         argStateChange): 4 expected state, 5 expected directive ('' for
         none), 6 next state, 7 next directive, 8 next desired state; then
@@ -42,10 +45,11 @@ applyStateChange(key, change, fields)
 redis.call('ZADD', K.workers, now, workerId)
 
 local cancelled, timedOut, reclaimed = {}, {}, {}
+local renewed = {}
 for _, id in ipairs(listed) do
-  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt')
+  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt', 'type', 'queue', 'attempt')
   if job[1] == 'active' and job[2] == workerId then
-    renewLease(id, now)
+    renewed[#renewed + 1] = renewedLease(id, { type = job[6], queue = job[7], attempt = job[8] }, renewLease(id, now))
     if softTimeoutAt(job[3], job[4], job[5]) <= now then timedOut[#timedOut + 1] = id end
   elseif job[1] == 'cancelled' then
     cancelled[#cancelled + 1] = id
@@ -54,5 +58,7 @@ for _, id in ipairs(listed) do
   end
 end
 if change.desired ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = change.desired } end
+if change.nextState ~= worker[1] then workerFact(workerId, worker[1], change.nextState, now, { activeJobs = #listed }) end
+publishHeartbeat(workerId, now, change.nextState, renewed)
 finish()
 return { 'applied', change.desired, cancelled, timedOut, reclaimed }

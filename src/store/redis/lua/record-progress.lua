@@ -5,7 +5,8 @@
         (ojs-progress: updates for jobs no longer active are ignored).
   Post: progress (already clamped to 0..1) never below what this attempt
         reported before; progress data and the checkpoint replaced when given;
-        the lease renewed from now and confirmed (domain confirmedLease).
+        the lease renewed from now and confirmed (domain confirmedLease); a
+        progress fact recorded (with the progress when the report had one).
   ARGV: 1 now, 2 worker id, 3 job id, 4 lease token, 5 progress ('' for
         none), 6 progress data JSON ('' for none), 7 checkpoint JSON ('' for none).
   Returns: {'ok', lease expires at} | {'ignored'}.
@@ -21,7 +22,7 @@ local data = argText(6)
 local checkpoint = argText(7)
 
 local key = K.job .. id
-local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'attempt', 'progress', 'progressAttempt')
+local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'attempt', 'progress', 'progressAttempt', 'type', 'queue', 'tp')
 if not job[1] or leaseProblem(job[1], job[2], job[3], workerId, token) then return { 'ignored' } end
 local sameAttempt = job[6] == job[4]
 local fields = {}
@@ -44,5 +45,6 @@ fields[#fields + 1] = 'progressAttempt'
 fields[#fields + 1] = job[4]
 redis.call('HSET', key, unpack(fields))
 local expiresAt = renewLease(id, now)
+progressFact(id, { type = job[7], queue = job[8], attempt = job[4], tp = job[9] }, workerId, progress, now)
 finish()
 return { 'ok', int(expiresAt) }

@@ -5,11 +5,12 @@
         item asks, that lease is still expired at `now` (not renewed since
         it was found); other items are skipped.
   Post: the lease is released (capacityFreed) and the job enters the decided
-        state (lib applyOutcome).
-  ARGV: 1 now, 2 item count, 3 stride (8), then per item an outcome (lib
+        state (lib applyOutcome), recording its fact.
+  ARGV: 1 now, 2 item count, 3 stride (11), then per item an outcome (lib
         argOutcome: job id, lease token, state, next retry at, dead letter,
-        error JSON, errors JSON) and require expired (0/1)
-        (scripts/recover.ts RECOVERY_FIELDS).
+        error JSON, errors JSON, error type, error summary JSON, most
+        attempts) and require expired (0/1) (scripts/recover.ts
+        RECOVERY_FIELDS).
   Returns: {transition...} for the jobs recovered.
   Atomic: one script; every argument is checked before the first write.
 ]]

@@ -1,6 +1,7 @@
 --[[
   release-undelivered: active -> available, undoing a claim whose job never
-  reached its worker; the attempt is given back and nothing is recorded.
+  reached its worker; the attempt is given back and nothing is recorded
+  against the job (its fact says why: undelivered).
   Pre:  per lease, the lease token still matches; when `require lapse` is
         set, also that the lease is unconfirmed, expired at `now`, and that
         its worker beat after the job started (it is alive and did not list
@@ -24,7 +25,7 @@ local transitions = {}
 for _, lease in ipairs(leases) do
   local id = lease.id
   local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'leaseConfirmed', 'startedAt', 'queue', 'type',
-    'attempt', 'discardAt', 'ttlAt')
+    'attempt', 'discardAt', 'ttlAt', 'createdAt', 'tp')
   local eligible = job[1] == 'active' and job[3] == lease.token
   if eligible and requireLapse then
     local lastBeatAt = redis.call('HGET', K.worker .. job[2], 'lastBeatAt')
@@ -35,8 +36,9 @@ for _, lease in ipairs(leases) do
     releaseLease(id, job[2])
     -- The waiting deadline of the attempt given back (an enqueue TTL applies again before the first).
     local deadline = waitingDeadline(job[10], job[11], attempt)
-    enter(id, { queue = job[7], deadline = deadline }, 'active', 'available', now, { 'attempt', attempt })
-    transitions[#transitions + 1] = transition(id, 'active', 'available', job[2], { job[8], job[7], attempt })
+    enter(id, { queue = job[7], deadline = deadline, createdAt = job[12] }, 'active', 'available', now, { 'attempt', attempt })
+    local known = { type = job[8], queue = job[7], attempt = attempt, startedAt = job[6], tp = job[13] }
+    transitions[#transitions + 1] = transition(id, known, 'active', 'available', now, { workerId = job[2], reason = 'undelivered' })
   end
 end
 finish()

@@ -1,9 +1,10 @@
 import type { JobTransition } from '../../../domain/transition';
+import { summarizeError } from '../../../domain/event-facts';
 import type { DiscardWaitingParams } from '../../job-store';
 import { appendBatch, arg, declareScript } from '../script';
-import { readTransitions } from './replies';
+import { decodeTransitions } from '../fact-codec';
 
-const DISCARD_FIELDS = ['jobId', 'expectedState', 'error', 'errors'] as const;
+const DISCARD_FIELDS = ['jobId', 'expectedState', 'error', 'errors', 'errorType', 'summary'] as const;
 
 /** Discards waiting jobs as decided, each only in the state it was found in (lua/discard-waiting.lua). */
 export const discardWaitingScript = declareScript({
@@ -14,6 +15,8 @@ export const discardWaitingScript = declareScript({
       expectedState: arg.id(item.expectedState, 'expected state'),
       error: arg.json(item.error),
       errors: arg.json(item.errors),
+      errorType: arg.id(item.error.type, 'error type'),
+      summary: arg.json(summarizeError(item.error)),
     })),
-  decode: (reply): JobTransition[] => readTransitions(reply),
+  decode: (reply): JobTransition[] => decodeTransitions(reply),
 });

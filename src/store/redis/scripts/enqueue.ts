@@ -19,6 +19,8 @@ const NEW_JOB_FIELDS = [
   'grace',
   'stall',
   'totalAt',
+  'createdAt',
+  'traceparent',
   'body',
 ] as const;
 
@@ -28,6 +30,8 @@ const NEW_JOB_FIELDS = [
  */
 function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], ScriptArg> {
   const { discardAt, ttlAt, totalAt } = deadlineFields(job);
+  // Copied out of the body so that scripts record it in the job's facts without reading JSON.
+  const traceparent = job.meta['traceparent'];
   return {
     id: arg.id(job.id, 'job id'),
     queue: arg.id(job.queue, 'job queue'),
@@ -42,6 +46,8 @@ function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], ScriptA
     grace: arg.int(job.gracePeriodMs, 'job gracePeriodMs'),
     stall: arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'),
     totalAt: arg.optionalInt(totalAt, 'job totalAt'),
+    createdAt: arg.int(job.createdAt, 'job createdAt'),
+    traceparent: typeof traceparent === 'string' ? traceparent : '',
     body: encodeBody(job),
   };
 }

@@ -9,10 +9,8 @@ export const failScript = declareScript({
     appendBatch([arg.int(params.now, 'now'), arg.id(params.workerId, 'worker id')], OUTCOME_FIELDS, params.items, outcomeFields),
   decode(reply, params): SettlementOutcome[] {
     return readSettlements(reply, params.items, 'fail').map((settled, i) => {
-      if (!settled.ok) return settled;
       const { outcome } = params.items[i]!;
-      settled.transition.errorType = outcome.error.type;
-      if (outcome.state === 'retryable') settled.nextRetryAt = outcome.nextRetryAt;
+      if (settled.ok && outcome.state === 'retryable') settled.nextRetryAt = outcome.nextRetryAt;
       return settled;
     });
   },

@@ -1,15 +1,27 @@
+import { summarizeError } from '../../../domain/event-facts';
 import type { FailureOutcome } from '../../../domain/failure';
 import type { SettlementOutcome } from '../../job-store';
 import { readArray, readString, unexpectedReply } from '../reply';
 import { arg, type ScriptArg } from '../script';
 import { refusalError } from '../script-errors';
-import { readTransition } from './replies';
+import { decodeTransition } from '../fact-codec';
 
 /**
- * The fields of a decided outcome, in the order lib/ojs.lua argOutcome
+ * The fields of a decided outcome, in the order lib/job-changes.lua argOutcome
  * reads them: the outcome items of fail, recover and remove-worker.
  */
-export const OUTCOME_FIELDS = ['jobId', 'leaseToken', 'state', 'nextRetryAt', 'deadLetter', 'error', 'errors'] as const;
+export const OUTCOME_FIELDS = [
+  'jobId',
+  'leaseToken',
+  'state',
+  'nextRetryAt',
+  'deadLetter',
+  'error',
+  'errors',
+  'errorType',
+  'summary',
+  'maxAttempts',
+] as const;
 export type OutcomeField = (typeof OUTCOME_FIELDS)[number];
 
 export function outcomeFields(item: { jobId: string; leaseToken: string; outcome: FailureOutcome }): Record<OutcomeField, ScriptArg> {
@@ -22,6 +34,9 @@ export function outcomeFields(item: { jobId: string; leaseToken: string; outcome
     deadLetter: arg.flag(outcome.state === 'discarded' && outcome.deadLetter),
     error: arg.json(outcome.error),
     errors: arg.json(outcome.errors),
+    errorType: arg.id(outcome.error.type, 'error type'),
+    summary: arg.json(summarizeError(outcome.error)),
+    maxAttempts: arg.int(outcome.maxAttempts, 'maxAttempts'),
   };
 }
 
@@ -37,6 +52,6 @@ export function readSettlements(reply: unknown, items: readonly { jobId: string 
     const code = readString(status, `${what} status`);
     if (code !== 'ok')
       return { ok: false, error: refusalError({ status: code, jobId: items[i]!.jobId, state: readString(state, `${what} state`) }) };
-    return { ok: true, transition: readTransition(transition) };
+    return { ok: true, transition: decodeTransition(transition) };
   });
 }

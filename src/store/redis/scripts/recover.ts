@@ -2,7 +2,7 @@ import type { JobTransition } from '../../../domain/transition';
 import type { RecoverParams } from '../../job-store';
 import { appendBatch, arg, declareScript } from '../script';
 import { OUTCOME_FIELDS, outcomeFields } from './outcome-items';
-import { readTransitions } from './replies';
+import { decodeTransitions } from '../fact-codec';
 
 const RECOVERY_FIELDS = [...OUTCOME_FIELDS, 'requireExpired'] as const;
 
@@ -14,5 +14,5 @@ export const recoverScript = declareScript({
       ...outcomeFields(item),
       requireExpired: arg.flag(item.requireExpired),
     })),
-  decode: (reply): JobTransition[] => readTransitions(reply),
+  decode: (reply): JobTransition[] => decodeTransitions(reply),
 });

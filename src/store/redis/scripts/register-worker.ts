@@ -20,6 +20,7 @@ export const registerWorkerScript = declareScript({
       arg.int(fields.lastBeatAt, 'lastBeatAt'),
       arg.int(fields.lastSequence, 'lastSequence'),
       arg.id(fields.reportedJobIds, 'reportedJobIds'),
+      JSON.stringify(worker.queues),
     ];
   },
   decode(reply, worker): void {

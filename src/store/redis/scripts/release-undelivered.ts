@@ -1,6 +1,6 @@
 import type { ReleaseParams } from '../../job-store';
 import { appendBatch, arg, declareScript } from '../script';
-import { readTransitions } from './replies';
+import { decodeTransitions } from '../fact-codec';
 
 const LEASE_FIELDS = ['jobId', 'leaseToken'] as const;
 
@@ -12,5 +12,5 @@ export const releaseUndeliveredScript = declareScript({
       jobId: arg.id(lease.jobId, 'job id'),
       leaseToken: arg.id(lease.leaseToken, 'lease token'),
     })),
-  decode: readTransitions,
+  decode: (reply) => decodeTransitions(reply),
 });

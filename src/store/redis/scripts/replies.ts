@@ -1,7 +1,5 @@
-import type { Job } from '../../../domain/job';
-import { JOB_STATES } from '../../../domain/job';
-import type { JobTransition } from '../../../domain/transition';
-import type { StateChange, WorkerSnapshot } from '../../job-store';
+import { JOB_STATES, type Job, type JobState } from '../../../domain/job';
+import type { QueueCounts, StateChange, WorkerSnapshot } from '../../job-store';
 import { decodeJob } from '../job-codec';
 import { readArray, readFlatHash, readInteger, readOneOf, readStatus, readString, readStrings, unexpectedReply } from '../reply';
 import { refusalError } from '../script-errors';
@@ -9,30 +7,8 @@ import { decodeWorker } from '../worker-codec';
 
 /**
  * Readers of the reply parts several scripts share (lib/ojs.lua builds
- * them in one place too).
+ * them in one place too). Transitions are facts: fact-codec.ts reads them.
  */
-
-/** A transition as lib/ojs.lua transition() builds it: id, type, queue, from, to, attempt, worker, started at ('' for none). */
-export function readTransition(value: unknown): JobTransition {
-  const [jobId, type, queue, from, to, attempt, workerId, startedAt] = readArray(value, 'transition');
-  const transition: JobTransition = {
-    jobId: readString(jobId, 'transition job id'),
-    type: readString(type, 'transition type'),
-    queue: readString(queue, 'transition queue'),
-    from: readOneOf(from, JOB_STATES, 'transition from'),
-    to: readOneOf(to, JOB_STATES, 'transition to'),
-    attempt: readInteger(attempt, 'transition attempt'),
-  };
-  const worker = readString(workerId, 'transition worker');
-  if (worker !== '') transition.workerId = worker;
-  const started = readString(startedAt, 'transition startedAt');
-  if (started !== '') transition.startedAt = readInteger(started, 'transition startedAt');
-  return transition;
-}
-
-export function readTransitions(value: unknown): JobTransition[] {
-  return readArray(value, 'transitions').map(readTransition);
-}
 
 /** A job hash (HGETALL), or undefined for a job that does not exist. */
 export function readJob(value: unknown): Job | undefined {
@@ -44,7 +20,7 @@ export function readJobs(value: unknown): Job[] {
   return readArray(value, 'jobs').flatMap((hash) => readJob(hash) ?? []);
 }
 
-/** A worker as lib/ojs.lua workerSnapshot() returns it: {worker hash, {held job id...}}. */
+/** A worker as lib/workers.lua workerSnapshot() returns it: {worker hash, {held job id...}}. */
 export function readWorkerSnapshot(value: unknown): WorkerSnapshot {
   const [hash, held] = readArray(value, 'worker snapshot');
   return { worker: decodeWorker(readFlatHash(hash, 'worker hash')), heldJobIds: readStrings(held, 'held job ids') };
@@ -65,4 +41,30 @@ export function readStateChange(value: unknown, jobId: string, wanted: string): 
   const workerId = readString(holder, 'previous holder');
   if (workerId !== '') change.workerId = workerId;
   return change;
+}
+
+/**
+ * A queue as lib/ojs.lua queueSummary() returns it: {queue, counts hash,
+ * paused (0/1), enqueue time of its oldest available job ('' for none)}.
+ */
+export function readQueueSummary(value: unknown): QueueCounts {
+  const [name, hash, paused, oldest] = readArray(value, 'queue summary');
+  const counts = readFlatHash(hash, 'queue counts hash');
+  const queue = readString(name, 'queue name');
+  const count = (state: JobState): number => readInteger(counts[state] ?? '0', `queue ${queue} ${state} count`);
+  const summary: QueueCounts = {
+    queue,
+    paused: readInteger(paused, 'queue paused') === 1,
+    scheduled: count('scheduled'),
+    available: count('available'),
+    pending: count('pending'),
+    active: count('active'),
+    completed: count('completed'),
+    retryable: count('retryable'),
+    cancelled: count('cancelled'),
+    discarded: count('discarded'),
+  };
+  const oldestAvailableAt = readString(oldest, 'queue oldest available');
+  if (oldestAvailableAt !== '') summary.oldestAvailableAt = readInteger(oldestAvailableAt, 'queue oldest available');
+  return summary;
 }

@@ -3,7 +3,7 @@ import type { WorkerStateFields } from '../../job-store';
 import { arg, type ScriptArg } from '../script';
 
 /**
- * A compare-and-set of a worker's state as lib/ojs.lua argStateChange reads
+ * A compare-and-set of a worker's state as lib/workers.lua argStateChange reads
  * it (record-beat, direct-worker): expected state and directive, then the
  * next state, directive and desired state ('' for no directive).
  */

@@ -4,10 +4,10 @@
   fails while this file is stale.
 
   The domain's rules that the scripts apply, prepended to every script
-  before lib/ojs.lua: job states and the transitions the state machine
+  before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
-  worker states (worker.ts), and the bounds and formats the scripts check
-  their arguments against.
+  worker states (worker.ts), the bounds and formats the scripts check
+  their arguments against, and the unit of queue throughput.
 ]]
 
 -- Every job state, in the domain's order.
@@ -44,6 +44,10 @@ local TIMESTAMP_MAX_MS = 253402300799999
 
 -- Most items of one listing page.
 local MAX_PAGE_SIZE = 1000
+
+-- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
+local MINUTE_MS = 60000
+local THROUGHPUT_MINUTES = 60
 
 -- A lease token is "<claim nonce>.<attempt>" (lease.ts leaseToken).
 local LEASE_TOKEN_SEPARATOR = '.'

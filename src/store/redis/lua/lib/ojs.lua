@@ -1,187 +1,108 @@
 --[[
   Shared helpers, prepended to every script of this directory at load time,
-  after the generated lib/domain.lua (scripts.ts scriptSource). Nothing here
-  runs on its own: each helper is one step that several scripts take
-  (reading an argument, a job entering a state, a lease released, a signal
-  published). The domain's tables (states, transitions, bounds) come from
-  domain.lua; the lease and deadline arithmetic below mirrors
-  src/domain/timeouts.ts and lease.ts, and test/contract/lua-domain.test.ts
-  proves the two agree.
+  after the generated lib/domain.lua and lib/arguments.lua (scripts.ts
+  scriptSource), before lib/job-changes.lua and lib/workers.lua, which
+  build on them. Nothing here runs on its own: each helper is one step that
+  several scripts take (a job entering a state, a lease released, a fact
+  recorded, a signal published). The domain's tables (states, transitions,
+  bounds) come from domain.lua; the lease, deadline and listing arithmetic
+  below mirrors src/domain/timeouts.ts, lease.ts and job-query.ts, and
+  test/contract/lua-domain.test.ts proves the two agree.
 
   KEYS (identical for every script, built in keys.ts):
     1 job prefix      2 ready prefix     3 due zset        4 expiries zset
     5 leases zset     6 seq counter      7 queue names zset (score 0: by name)
     8 counts prefix   9 workers zset (by last beat)       10 worker prefix
-   11 held prefix    12 finished prefix 13 signal channel 14 soft timeouts zset
-   15 worker ids zset (score 0: by id)
+   11 held prefix    12 listing prefix (zsets by listing key, per state and
+                        per state and queue)               13 signal channel
+   14 soft timeouts zset                 15 worker ids zset (score 0: by id)
+   16 paused queues set                  17 stats prefix (per queue and minute)
+   18 event log stream                   19 heartbeat channel
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
-  All or nothing: Lua has no rollback, so every script reads all of its
-  ARGV through the arg* helpers (which refuse with a BADARG error reply)
-  before its first write. The TypeScript encoders never send a bad value;
-  a refusal here is a bug, and it leaves the data untouched.
-
-  Writes to shared indexes (sorted sets, sets, counters) are gathered while
-  a script runs and issued once per key by flush(), which every writing
-  script calls before it returns: a script that changes 200 jobs of one
-  queue makes one ZADD and one HINCRBY per state, not 200 of each. No script
-  reads an index it has pending writes for before flushing.
+  Writes to shared indexes (sorted sets, sets, counters, throughput stats)
+  and the facts of the event log are gathered while a script runs and
+  issued once per key by flush(), which every writing script calls before
+  it returns: a script that changes 200 jobs of one queue makes one ZADD
+  and one HINCRBY per state, not 200 of each. A member's last pending
+  change wins, whatever came before it. No script reads an index it has
+  pending writes for before flushing.
 ]]
 local K = {
   job = KEYS[1], ready = KEYS[2], due = KEYS[3], expiries = KEYS[4], leases = KEYS[5],
   seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
-  held = KEYS[11], finished = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
+  held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
+  paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19],
 }
 
--- Integer as a string without exponent or rounding, for values returned to the
--- caller (tostring keeps 14 digits only; values passed to redis.call are exact).
-local function int(n)
-  return string.format('%.0f', n)
-end
-
---[[ Arguments ]]
-
--- Instants and durations stay below this: a timestamp the domain accepts
--- plus any duration, and sums of a few of those, are exact in a double.
-local MAX_TIME_MS = 2 ^ 50
--- Item counts, limits and budgets stay below this.
-local MAX_COUNT = 2 ^ 31
-
-local function refuse(i, problem)
-  error({ err = 'BADARG ARGV[' .. i .. '] ' .. problem })
-end
-
-local function argText(i)
-  local value = ARGV[i]
-  if value == nil then refuse(i, 'is missing') end
-  return value
-end
-
--- A non-empty string: an id, a token, a required JSON value.
-local function argId(i)
-  local value = argText(i)
-  if value == '' then refuse(i, 'must not be empty') end
-  return value
-end
-
--- An integer from min to max, written as digits: tonumber alone would also
--- read exponents, hexadecimal, 'nan' and 'inf'.
-local function argInt(i, min, max)
-  local text = argText(i)
-  local n = #text <= 20 and string.match(text, '^%-?%d+$') and tonumber(text)
-  if not n or n < min or n > max then
-    refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not an integer from " .. int(min) .. ' to ' .. int(max))
-  end
-  return n
-end
-
-local function argOptionalInt(i, min, max)
-  if argText(i) == '' then return nil end
-  return argInt(i, min, max)
-end
-
--- A finite number from min to max.
-local function argNumber(i, min, max)
-  local text = argText(i)
-  local n = tonumber(text)
-  -- NaN is the one value unequal to itself; the bounds exclude the infinities.
-  if not n or n ~= n or n < min or n > max then
-    refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not a number from " .. min .. ' to ' .. max)
-  end
-  return n
-end
-
--- The current time: a timestamp the domain accepts.
-local function argNow(i)
-  return argInt(i, TIMESTAMP_MIN_MS, TIMESTAMP_MAX_MS)
-end
-
--- An instant (a deadline may lie past the last timestamp a client may send) or a duration.
-local function argTime(i)
-  return argInt(i, 0, MAX_TIME_MS)
-end
-
-local function argOptionalTime(i)
-  return argOptionalInt(i, 0, MAX_TIME_MS)
-end
-
-local function argCountOf(i)
-  return argInt(i, 0, MAX_COUNT)
-end
-
-local function argFlag(i)
-  local text = argText(i)
-  if text ~= '0' and text ~= '1' then refuse(i, 'is not 0 or 1') end
-  return text == '1'
-end
-
--- A member of `allowed` (a set of domain.lua, such as WAITING or NEXT_STATES.active).
-local function argMember(i, allowed)
-  local text = argText(i)
-  if not allowed[text] then refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not allowed here") end
-  return text
-end
-
--- Exactly `n` arguments: a script with a fixed list.
-local function argCount(n)
-  if #ARGV ~= n then error({ err = 'BADARG expected ' .. n .. ' arguments, got ' .. #ARGV }) end
-end
-
 --[[
-  A batch whose header is at ARGV[at]: its item count, then its stride (the
-  number of fields per item, which must be `stride`, the fields this script
-  reads), then the items, which must end the arguments. Returns the count
-  and the index of the first item's first field.
+  Hot paths format the same few values again and again (a script's `now`,
+  a batch's creation time): these memos make each text once per script run.
+  Values read from hashes are already text.
 ]]
-local function argBatch(at, stride)
-  local count = argCountOf(at)
-  if argInt(at + 1, 0, 1000) ~= stride then refuse(at + 1, 'is not the stride (' .. stride .. ') this script reads') end
-  if #ARGV ~= at + 1 + count * stride then
-    error({ err = 'BADARG ' .. count .. ' items of ' .. stride .. ' fields from ARGV[' .. (at + 2) .. '] do not end at ARGV[' .. #ARGV .. ']' })
+local texts, padded = {}, {}
+
+-- A whole number as text (numbers of a script run are few: memoized).
+local function text(n)
+  if type(n) == 'string' then return n end
+  local found = texts[n]
+  if not found then
+    found = int(n)
+    texts[n] = found
   end
-  return count, at + 2
+  return found
+end
+
+-- A time zero-padded to 15 digits, so that texts sort as the times do (job-query.ts listingKey).
+local function pad(time)
+  local found = padded[time]
+  if not found then
+    found = string.format('%015.0f', tonumber(time))
+    padded[time] = found
+  end
+  return found
 end
 
 --[[ Pending writes ]]
 
--- Pending writes, keyed by the Redis key they go to.
-local pending = { zadd = {}, zrem = {}, sadd = {}, srem = {}, rpush = {}, hincr = {} }
--- Queues that lost a job for good (pruned): dropped once they hold none.
+-- Pending writes, keyed by the Redis key they go to: for sorted sets and
+-- sets, member -> score or true (added) or false (removed); for counters,
+-- queue -> state -> delta; for stats, key -> field -> delta.
+local pending = { zset = {}, set = {}, hincr = {}, stats = {} }
+-- Per state, its listing index's pending members and, per queue, those of the queue's
+-- (relist): memos of `pending`, emptied with it.
+local listings = {}
+-- Facts to append to the event log, in order.
+local facts = {}
+-- Queues that lost a job for good (pruned, deleted): dropped once they hold none.
 local shrunk = {}
 local available = {}
 local freed = {}
+-- Per worker, the ids of its jobs that were cancelled.
+local cancelledJobs = {}
 local signals = {}
 
-local function listOf(group, key)
-  local list = pending[group][key]
-  if not list then
-    list = {}
-    pending[group][key] = list
+local function membersOf(group, key)
+  local members = pending[group][key]
+  if not members then
+    members = {}
+    pending[group][key] = members
   end
-  return list
+  return members
 end
 
 local function zadd(key, score, member)
-  local list = listOf('zadd', key)
-  list[#list + 1] = score
-  list[#list + 1] = member
+  membersOf('zset', key)[member] = score
 end
 local function zrem(key, member)
-  local list = listOf('zrem', key)
-  list[#list + 1] = member
+  membersOf('zset', key)[member] = false
 end
 local function sadd(key, member)
-  local list = listOf('sadd', key)
-  list[#list + 1] = member
+  membersOf('set', key)[member] = true
 end
 local function srem(key, member)
-  local list = listOf('srem', key)
-  list[#list + 1] = member
-end
-local function rpush(key, member)
-  local list = listOf('rpush', key)
-  list[#list + 1] = member
+  membersOf('set', key)[member] = false
 end
 
 -- Moves the job's state counter of its queue from `from` to `to` (nil for a
@@ -197,15 +118,71 @@ local function count(queue, from, to)
   if not to then shrunk[queue] = true end
 end
 
--- A queue whose every count is zero holds no job: its counts and its entry in
--- the queue index go, so queues nobody uses any more cost nothing.
+-- A queue's throughput minutes last twice as long as the stats read them.
+local STATS_TTL_MS = 2 * THROUGHPUT_MINUTES * MINUTE_MS
+
+-- The stats key of a queue's minute holding `at`.
+local function statsKey(queue, at)
+  return K.stats .. queue .. ':' .. int(at - at % MINUTE_MS)
+end
+
+-- Per minute start and queue, its pending stats deltas.
+local statsDeltas = {}
+
+-- Counts one completed, failed or discarded job of the queue in the minute holding `at`.
+local function stat(queue, at, field)
+  local minute = at - at % MINUTE_MS
+  local byQueue = statsDeltas[minute]
+  if not byQueue then
+    byQueue = {}
+    statsDeltas[minute] = byQueue
+  end
+  local deltas = byQueue[queue]
+  if not deltas then
+    deltas = membersOf('stats', statsKey(queue, minute))
+    byQueue[queue] = deltas
+  end
+  deltas[field] = (deltas[field] or 0) + 1
+end
+
+-- A queue that is not paused and whose every count is zero holds no job and
+-- needs no listing: its counts and its entry in the queue index go, so queues
+-- nobody uses any more cost nothing.
 local function dropIfEmpty(queue)
   local counts = redis.call('HVALS', K.counts .. queue)
   for _, n in ipairs(counts) do
     if tonumber(n) ~= 0 then return end
   end
   redis.call('DEL', K.counts .. queue)
-  redis.call('ZREM', K.queues, queue)
+  if redis.call('SISMEMBER', K.paused, queue) == 0 then redis.call('ZREM', K.queues, queue) end
+end
+
+-- The id the next fact gets: its time's milliseconds, or Redis's own choice
+-- when the log already holds a later one (a replica's clock behind another's).
+local factId
+
+-- Appends a fact to the event log under `id`, trimming the log to about its
+-- length when asked; returns what Redis answered (an error reply as a table).
+local function xadd(fact, id, isTrimmed)
+  if isTrimmed then return redis.pcall('XADD', K.events, 'MAXLEN', '~', eventLogLength, id, unpack(fact)) end
+  return redis.pcall('XADD', K.events, id, unpack(fact))
+end
+
+-- Appends the pending facts to the event log, trimmed to about its length by
+-- the last one (trimming once per script costs less than once per fact).
+local function appendFacts()
+  for i, fact in ipairs(facts) do
+    local isLast = i == #facts
+    local added = xadd(fact, factId or (fact[4] .. '-*'), isLast)
+    if type(added) == 'table' and added.err then
+      -- Only an explicit time can be refused (older than the last fact): cursors only increase.
+      if factId then error(added) end
+      factId = '*'
+      added = xadd(fact, factId, isLast)
+      if type(added) == 'table' and added.err then error(added) end
+    end
+  end
+  facts = {}
 end
 
 -- Issues every pending write, in chunks: unpack stays far below Lua's limit of
@@ -216,18 +193,41 @@ local function flush()
       redis.call(command, key, unpack(values, i, math.min(i + 4000 - 1, #values)))
     end
   end
-  for key, values in pairs(pending.zadd) do chunked('ZADD', key, values) end
-  for key, values in pairs(pending.zrem) do chunked('ZREM', key, values) end
-  for key, values in pairs(pending.sadd) do chunked('SADD', key, values) end
-  for key, values in pairs(pending.srem) do chunked('SREM', key, values) end
-  for key, values in pairs(pending.rpush) do chunked('RPUSH', key, values) end
+  for key, members in pairs(pending.zset) do
+    local adds, removes = {}, {}
+    for member, score in pairs(members) do
+      if score then
+        adds[#adds + 1] = score
+        adds[#adds + 1] = member
+      else
+        removes[#removes + 1] = member
+      end
+    end
+    if #adds > 0 then chunked('ZADD', key, adds) end
+    if #removes > 0 then chunked('ZREM', key, removes) end
+  end
+  for key, members in pairs(pending.set) do
+    local adds, removes = {}, {}
+    for member, isAdded in pairs(members) do
+      if isAdded then adds[#adds + 1] = member else removes[#removes + 1] = member end
+    end
+    if #adds > 0 then chunked('SADD', key, adds) end
+    if #removes > 0 then chunked('SREM', key, removes) end
+  end
   for queue, deltas in pairs(pending.hincr) do
     for state, delta in pairs(deltas) do
       if delta ~= 0 then redis.call('HINCRBY', K.counts .. queue, state, delta) end
     end
   end
+  for key, deltas in pairs(pending.stats) do
+    for field, delta in pairs(deltas) do redis.call('HINCRBY', key, field, delta) end
+    redis.call('PEXPIRE', key, STATS_TTL_MS)
+  end
   for queue in pairs(shrunk) do dropIfEmpty(queue) end
-  pending = { zadd = {}, zrem = {}, sadd = {}, srem = {}, rpush = {}, hincr = {} }
+  appendFacts()
+  pending = { zset = {}, set = {}, hincr = {}, stats = {} }
+  statsDeltas = {}
+  listings = {}
   shrunk = {}
 end
 
@@ -240,10 +240,130 @@ local function finish()
   for worker, n in pairs(freed) do
     redis.call('PUBLISH', K.channel, cjson.encode({ k = 'c', w = worker, n = n }))
   end
+  for worker, ids in pairs(cancelledJobs) do
+    redis.call('PUBLISH', K.channel, cjson.encode({ k = 'x', w = worker, j = ids }))
+  end
   for _, message in ipairs(signals) do
     redis.call('PUBLISH', K.channel, cjson.encode(message))
   end
-  available, freed, signals = {}, {}, {}
+  available, freed, cancelledJobs, signals = {}, {}, {}, {}
+end
+
+--[[ Facts (the event log) ]]
+
+--[[
+  Facts are flat lists, field name then value, as the stream stores them
+  (fact-codec.ts reads them back): k (kind: job, progress, worker, queue),
+  at, then the kind's fields, absent when they have no value. Every value is
+  a string.
+]]
+local function fact(kind, at)
+  return { 'k', kind, 'at', text(at) }
+end
+
+-- Adds `name` = `value` to a fact unless the value is absent (nil, false, '').
+local function put(f, name, value)
+  if value == nil or value == false or value == '' then return end
+  local n = #f
+  f[n + 1] = name
+  f[n + 2] = text(value)
+end
+
+-- Appends a fact to the log at flush, unless the log is off.
+local function record(f)
+  settings()
+  if eventLogLength > 0 then facts[#facts + 1] = f end
+end
+
+-- The names of a job fact's optional fields, by what scripts call them
+-- (fact-codec.ts JOB_FACT_FIELDS): worker, priority, scheduled at, next retry
+-- at, most attempts, created at, error summary JSON, dead letter (0/1),
+-- reason, actor.
+local EXTRA_FIELDS = {
+  workerId = 'w', priority = 'pri', scheduledAt = 'sched', nextRetryAt = 'retry', maxAttempts = 'max', createdAt = 'created',
+  error = 'err', deadLetter = 'dl', reason = 'why', actor = 'by',
+}
+
+--[[
+  Job `id` moved from `from` ('none' for a new job) to `to` at `now`: records
+  the fact, counts the queue's throughput (completed; a failed attempt,
+  which leaves active with an error; discarded), and returns the fact as
+  scripts return transitions. The fact and the transition are one table, so
+  that what the log tells and what the caller is told never disagree.
+  `job` holds type, queue, attempt and, when known, startedAt (reported for
+  an attempt that starts or ends), enqueuedAt (for one that starts) and tp
+  (its traceparent); `extra` the change's own fields (EXTRA_FIELDS).
+]]
+local function transition(id, job, from, to, now, extra)
+  local f = { 'k', 'job', 'at', text(now), 'id', id, 'type', job.type, 'q', job.queue, 'from', from, 'to', to, 'n', text(job.attempt or 0) }
+  if to == 'active' or from == 'active' then put(f, 'start', job.startedAt) end
+  if to == 'active' then put(f, 'enq', job.enqueuedAt) end
+  put(f, 'tp', job.tp)
+  extra = extra or {}
+  for name, value in pairs(extra) do put(f, EXTRA_FIELDS[name], value) end
+  if to == 'completed' then stat(job.queue, now, 'completed') end
+  if from == 'active' and extra.error and to ~= 'cancelled' then stat(job.queue, now, 'failed') end
+  if to == 'discarded' then stat(job.queue, now, 'discarded') end
+  record(f)
+  return f
+end
+
+-- A worker reported progress (`progress` nil when the report had none) on its held job.
+local function progressFact(id, job, workerId, progress, now)
+  local f = fact('progress', now)
+  put(f, 'id', id)
+  put(f, 'type', job.type)
+  put(f, 'q', job.queue)
+  put(f, 'w', workerId)
+  put(f, 'n', tonumber(job.attempt or 0))
+  if progress then put(f, 'p', string.format('%.17g', progress)) end
+  put(f, 'tp', job.tp)
+  record(f)
+end
+
+--[[
+  A worker registered, changed state or left. `details` holds, as the change
+  has them: queues (JSON list), concurrency, activeJobs, reason
+  (deregistered or dead), registeredAt, lastBeatAt.
+]]
+local function workerFact(workerId, from, to, now, details)
+  local f = fact('worker', now)
+  put(f, 'w', workerId)
+  put(f, 'from', from)
+  put(f, 'to', to)
+  put(f, 'qs', details.queues)
+  put(f, 'conc', details.concurrency)
+  put(f, 'active', details.activeJobs)
+  put(f, 'why', details.reason)
+  put(f, 'reg', details.registeredAt)
+  put(f, 'beat', details.lastBeatAt)
+  record(f)
+end
+
+-- A queue was paused or resumed.
+local function queueFact(queue, paused, actor, now)
+  local f = fact('queue', now)
+  put(f, 'q', queue)
+  put(f, 'paused', paused and '1' or '0')
+  put(f, 'by', actor)
+  record(f)
+end
+
+--[[
+  Publishes a live heartbeat notice (signal-codec.ts decodeHeartbeat): a
+  worker beat (its state) or extended a lease, renewing `leases`, each
+  {job id, type, queue, attempt, when its lease now lapses}. Numbers are
+  strings: cjson would round them.
+]]
+local function publishHeartbeat(workerId, now, state, leases)
+  local notice = { w = workerId, a = int(now), s = state }
+  if #leases > 0 then notice.j = leases end
+  redis.call('PUBLISH', K.heartbeats, cjson.encode(notice))
+end
+
+-- A renewed lease as a heartbeat notice lists it; `job` holds type, queue and attempt.
+local function renewedLease(id, job, expiresAt)
+  return { id, job.type, job.queue, int(tonumber(job.attempt)), int(expiresAt) }
 end
 
 --[[ Domain arithmetic (mirrors of src/domain) ]]
@@ -317,26 +437,94 @@ local function leaseProblem(state, leaseWorker, leaseToken, workerId, token)
   return nil
 end
 
---[[ State changes ]]
+-- The time a job is listed by in `state` (mirror of domain/job-query.ts
+-- listingTimeOf): finished states by completion, available by enqueueing,
+-- the rest by creation.
+local function listingTime(state, createdAt, enqueuedAt, completedAt)
+  if TERMINAL[state] then return completedAt or createdAt end
+  if state == 'available' then return enqueuedAt or createdAt end
+  return createdAt
+end
+
+-- A job's member in the listing indexes (mirror of domain/job-query.ts listingKey).
+local function listingKey(time, id)
+  return pad(time) .. ':' .. id
+end
+
+-- The pending members of the listing indexes of `state`: of all queues, and of `queue`.
+local function listingMembers(state, queue)
+  local indexes = listings[state]
+  if not indexes then
+    indexes = { byQueue = {} }
+    listings[state] = indexes
+  end
+  indexes.all = indexes.all or membersOf('zset', K.listing .. state)
+  local ofQueue = indexes.byQueue[queue]
+  if not ofQueue then
+    ofQueue = membersOf('zset', K.listing .. state .. ':' .. queue)
+    indexes.byQueue[queue] = ofQueue
+  end
+  return indexes.all, ofQueue
+end
+
+-- Moves the job's entries in the listing indexes (all queues, and its own)
+-- from those of `from` to those of `to` (either nil: none).
+local function relist(id, queue, from, fromTime, to, toTime)
+  if from then
+    local member = listingKey(fromTime, id)
+    local all, ofQueue = listingMembers(from, queue)
+    all[member] = false
+    ofQueue[member] = false
+  end
+  if to then
+    local member = listingKey(toTime, id)
+    local all, ofQueue = listingMembers(to, queue)
+    all[member] = 0
+    ofQueue[member] = 0
+  end
+end
 
 --[[
-  Makes job `id` enter `state`: sets the state (and the time fields the state
-  implies) together with `fields` in one HSET, moves the counters, and adds
-  the index entries the state needs (ready queue, due time, expiry,
-  retention). `job` holds what the caller already knows of the job (queue,
-  priority, deadline (its waitingDeadline, false for none), scheduledAt,
-  nextRetryAt); what it lacks is read.
+  A queue as listings show it: {queue, {state, count...}, paused (0/1),
+  enqueue time of its oldest available job, the listing time of the first
+  entry of its available index ('' for none)}.
+]]
+local function queueSummary(queue)
+  local first = redis.call('ZRANGEBYLEX', K.listing .. 'available:' .. queue, '-', '+', 'LIMIT', 0, 1)[1]
+  local oldestAvailableAt = first and string.sub(first, 1, 15) or ''
+  return { queue, redis.call('HGETALL', K.counts .. queue), redis.call('SISMEMBER', K.paused, queue), oldestAvailableAt }
+end
+
+--[[ State changes ]]
+
+-- What enter() may need to know of a job, read at once when it lacks any of it.
+local KNOWN_FIELDS = { 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt', 'createdAt', 'enqueuedAt', 'completedAt' }
+
+--[[
+  Makes job `id` enter `state` from `from` (nil for a new job): sets the
+  state (and the time fields the state implies) together with `fields` in
+  one HSET, moves the counters and the listing entries, and adds the index
+  entries the state needs (ready queue, due time, expiry). `job` holds what
+  the caller already knows of the job (queue, priority, deadline (its
+  waitingDeadline, false for none), scheduledAt, nextRetryAt, and the times
+  it is listed by: createdAt, enqueuedAt, completedAt); what it lacks is read.
 ]]
 local function enter(id, job, from, state, now, fields)
   local key = K.job .. id
+  local listedByCreation = not (state == 'available' or TERMINAL[state]) or (from and not (from == 'available' or TERMINAL[from]))
   local missing = (state == 'available' and job.priority == nil) or (WAITING[state] and job.deadline == nil)
     or (state == 'retryable' and job.nextRetryAt == nil) or (state == 'scheduled' and job.scheduledAt == nil)
+    or (listedByCreation and job.createdAt == nil) or (from == 'available' and job.enqueuedAt == nil)
+    or (from and TERMINAL[from] and job.completedAt == nil)
   if missing then
-    local known = redis.call('HMGET', key, 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt')
+    local known = redis.call('HMGET', key, unpack(KNOWN_FIELDS))
     job.priority = job.priority or known[1]
     if job.deadline == nil then job.deadline = waitingDeadline(known[2], known[3], known[4]) end
     job.scheduledAt = job.scheduledAt or known[5]
     job.nextRetryAt = job.nextRetryAt or known[6]
+    job.createdAt = job.createdAt or known[7]
+    job.enqueuedAt = job.enqueuedAt or known[8]
+    job.completedAt = job.completedAt or known[9]
   end
   fields = fields or {}
   fields[#fields + 1] = 'state'
@@ -353,12 +541,12 @@ local function enter(id, job, from, state, now, fields)
   elseif TERMINAL[state] then
     fields[#fields + 1] = 'completedAt'
     fields[#fields + 1] = now
-    -- Finished jobs are listed in completion order, for retention.
-    rpush(K.finished .. state, id)
   end
   if WAITING[state] and job.deadline then zadd(K.expiries, job.deadline, id) end
   redis.call('HSET', key, unpack(fields))
   count(job.queue, from, state)
+  local fromTime = from and listingTime(from, job.createdAt, job.enqueuedAt, job.completedAt)
+  relist(id, job.queue, from, fromTime, state, listingTime(state, job.createdAt, now, now))
 end
 
 -- Leaves the indexes of the job's current waiting state.
@@ -388,104 +576,4 @@ local function renewLease(id, now)
   redis.call('HSET', key, 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '1', 'leaseRenewedAt', now)
   zadd(K.leases, expiresAt, id)
   return expiresAt
-end
-
--- A transition as scripts return it: id, type, queue, from, to, attempt, worker,
--- started at (for an attempt that ended). `known` holds type, queue, attempt
--- and, optionally, startedAt.
-local function transition(id, from, to, workerId, known)
-  local fields = known or redis.call('HMGET', K.job .. id, 'type', 'queue', 'attempt', 'startedAt')
-  return { id, fields[1], fields[2], from, to, int(tonumber(fields[3] or 0)), workerId or '', (from == 'active' and fields[4]) or '' }
-end
-
---[[ Outcomes of attempts (fail, recover, remove-worker) ]]
-
--- The fields of an outcome item, in order (outcome-items.ts OUTCOME_FIELDS).
-local OUTCOME_STRIDE = 7
-
---[[
-  Reads the outcome item whose first field is ARGV[at]: job id, lease token,
-  state (one the state machine allows after active), next retry at (for
-  retryable; '' otherwise), dead letter (0/1), error JSON, errors JSON.
-]]
-local function argOutcome(at)
-  local item = { id = argId(at), token = argId(at + 1), state = argMember(at + 2, NEXT_STATES.active) }
-  if item.state == 'retryable' then
-    item.nextRetryAt = argTime(at + 3)
-  elseif argText(at + 3) ~= '' then
-    refuse(at + 3, 'must be empty: only a retryable outcome has a retry time')
-  end
-  item.deadLetter = argFlag(at + 4)
-  item.error = argId(at + 5)
-  item.errors = argId(at + 6)
-  return item
-end
-
--- The job fields an outcome needs, by HMGET position.
-local OUTCOME_JOB_FIELDS = { 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'startedAt' }
-local function outcomeJob(id)
-  local f = redis.call('HMGET', K.job .. id, unpack(OUTCOME_JOB_FIELDS))
-  return {
-    state = f[1], leaseWorker = f[2], leaseToken = f[3], leaseExpiresAt = f[4], queue = f[5], type = f[6], attempt = f[7],
-    startedAt = f[8],
-  }
-end
-
---[[
-  Applies a decided outcome to the active job `job` (read by outcomeJob) held
-  by `holder`: the lease is released and the job enters the outcome's state
-  with its error, history and retry time or dead-letter mark. Returns the
-  transition.
-]]
-local function applyOutcome(item, job, holder, now)
-  local fields = { 'error', item.error, 'errors', item.errors }
-  if item.state == 'retryable' then
-    fields[#fields + 1] = 'nextRetryAt'
-    fields[#fields + 1] = item.nextRetryAt
-  elseif item.state == 'discarded' then
-    fields[#fields + 1] = 'deadLetter'
-    fields[#fields + 1] = item.deadLetter and 1 or 0
-  end
-  releaseLease(item.id, holder)
-  enter(item.id, { queue = job.queue, nextRetryAt = item.nextRetryAt }, 'active', item.state, now, fields)
-  return transition(item.id, 'active', item.state, holder, { job.type, job.queue, job.attempt, job.startedAt })
-end
-
---[[ Reading workers ]]
-
--- A worker as reads return it: {worker hash, {held job id...}}, or nil when it is not registered.
-local function workerSnapshot(workerId)
-  local fields = redis.call('HGETALL', K.worker .. workerId)
-  if #fields == 0 then return nil end
-  return { fields, redis.call('SMEMBERS', K.held .. workerId) }
-end
-
---[[ Worker state changes (record-beat, direct-worker) ]]
-
---[[
-  Reads the compare-and-set of a worker's state whose first field is
-  ARGV[at] (scripts/state-change.ts): expected state, expected directive
-  ('' for none), next state, next directive ('' for none), next desired state.
-]]
-local function argStateChange(at)
-  local change = {
-    expectedState = argMember(at, WORKER_STATES), expectedDirective = argText(at + 1), nextState = argMember(at + 2, WORKER_STATES),
-    nextDirective = argText(at + 3), desired = argMember(at + 4, WORKER_STATES),
-  }
-  if change.expectedDirective ~= '' then argMember(at + 1, WORKER_STATES) end
-  if change.nextDirective ~= '' then argMember(at + 3, WORKER_STATES) end
-  return change
-end
-
--- Stores the decided state, directive and desired state, with `fields` (more field/value pairs) in the same HSET.
-local function applyStateChange(key, change, fields)
-  fields = fields or {}
-  for _, value in ipairs({ 'state', change.nextState, 'desired', change.desired }) do fields[#fields + 1] = value end
-  if change.nextDirective == '' then
-    redis.call('HDEL', key, 'directive')
-  else
-    fields[#fields + 1] = 'directive'
-    fields[#fields + 1] = change.nextDirective
-  end
-  redis.call('HSET', key, unpack(fields))
 end

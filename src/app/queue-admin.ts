@@ -1,0 +1,55 @@
+import { assertField } from '../domain/errors';
+import { queueNameProblem } from '../domain/identifiers';
+import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
+import type { QueueCounts, QueueStats } from '../store/job-store';
+import type { AppContext } from './app-context';
+
+/** Most queues one metrics collection reads (ojs-distributed-tracing 10.3 expects under 50). */
+export const METRICS_MAX_QUEUES = 1_000;
+
+/** The queues as operators see and steer them: counts, pause and throughput (ojs-admin-api 6, ojs-queue-config). */
+export class QueueAdmin {
+  constructor(private readonly ctx: AppContext) {}
+
+  /** One page of the queues that hold jobs or are paused, with their counts per state. */
+  list(page: PageRequest): Promise<Page<QueueCounts>> {
+    return this.ctx.store.listQueues(page);
+  }
+
+  /**
+   * The counts of the first `maxQueues` queues in name order, read a page
+   * at a time: what the queue gauges report on each metrics collection, so
+   * its cost stays bounded however many queues there are.
+   */
+  async countsForMetrics(maxQueues = METRICS_MAX_QUEUES): Promise<QueueCounts[]> {
+    const counts: QueueCounts[] = [];
+    let after: string | undefined;
+    do {
+      const page = await this.ctx.store.listQueues({
+        limit: Math.min(DEFAULT_PAGE_SIZE, maxQueues - counts.length),
+        ...(after === undefined ? {} : { after }),
+      });
+      counts.push(...page.items);
+      after = page.nextAfter;
+    } while (after !== undefined && counts.length < maxQueues);
+    return counts;
+  }
+
+  /** A queue's counts, pause and the last hour's throughput per minute. */
+  stats(queue: string): Promise<QueueStats> {
+    assertField('queue', queueNameProblem(queue));
+    return this.ctx.store.queueStats(queue, this.ctx.clock.now());
+  }
+
+  /**
+   * Pauses (or resumes) a queue on every replica; returns its counts after.
+   * Pausing a paused queue changes nothing and succeeds.
+   */
+  async setPaused(queue: string, paused: boolean, actor?: string): Promise<QueueCounts> {
+    assertField('queue', queueNameProblem(queue));
+    const now = this.ctx.clock.now();
+    const { changed } = await this.ctx.store.setQueuePaused({ queue, paused, now, ...(actor === undefined ? {} : { actor }) });
+    if (changed) this.ctx.logger.info({ queue, paused, actor }, paused ? 'queue paused' : 'queue resumed');
+    return (await this.ctx.store.queueStats(queue, now)).counts;
+  }
+}

@@ -1,0 +1,176 @@
+import type { HandlerCode, JobError, JobState } from './job';
+import type { JsonObject } from './json';
+import type { WorkerState } from './worker';
+
+/**
+ * What a store records in its event log, in the same atomic step as the
+ * change it describes: one fact per change. The facts are the stored form
+ * of the lifecycle events; event-catalog.ts derives the events (one fact
+ * may stand for two, such as job.failed and job.retrying) when they are read.
+ */
+export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact;
+
+/** Why a job entered available, when that is not plain enqueueing (event data `reason`). */
+export type JobEntryReason = 'activated' | 'due' | 'retry' | 'manual_retry' | 'undelivered';
+
+/** The part of an error an event carries: enough to alert on, bounded in size. */
+export interface ErrorSummary {
+  type: string;
+  /** At most {@link SUMMARY_MESSAGE_MAX_CHARS} characters. */
+  message: string;
+  code?: HandlerCode;
+  /** Only the details of a timeout the server recorded (kind, limit, elapsed): small and known. */
+  details?: JsonObject;
+}
+
+export const SUMMARY_MESSAGE_MAX_CHARS = 500;
+
+/** A job changing state. Also what telemetry records for every transition (transition.ts). */
+export interface JobFact {
+  kind: 'job';
+  /** Epoch milliseconds of the change. */
+  at: number;
+  jobId: string;
+  jobType: string;
+  queue: string;
+  from: JobState | 'none';
+  to: JobState;
+  attempt: number;
+  /** The worker holding the job (entering active) or that held it (leaving active). */
+  workerId?: string;
+  /** Entering a waiting state from none: its priority. */
+  priority?: number;
+  /** Entering scheduled: when it becomes available. */
+  scheduledAt?: number;
+  /** Entering retryable, or available at once after a failure: when it runs again. */
+  nextRetryAt?: number;
+  /** A failed attempt: the attempts its retry policy allows. */
+  maxAttempts?: number;
+  /** Leaving or entering active: when the attempt started. */
+  startedAt?: number;
+  /** Entering active: when the job became available. */
+  enqueuedAt?: number;
+  /** Discarded while waiting (expiry): when the job was created. */
+  createdAt?: number;
+  /** The error the change recorded (a failed attempt, an expiry). */
+  error?: ErrorSummary;
+  /** Entering discarded: into the dead letter set. */
+  deadLetter?: boolean;
+  /** Entering available other than by enqueueing, or why a job was cancelled. */
+  reason?: string;
+  /** Who asked for the change (an operator, a producer), when someone did. */
+  actor?: string;
+  /** W3C trace context of the job (meta.traceparent), so that its events and spans join its trace. */
+  traceparent?: string;
+}
+
+/** A worker reported progress on a held job (ojs-progress). */
+export interface ProgressFact {
+  kind: 'progress';
+  at: number;
+  jobId: string;
+  jobType: string;
+  queue: string;
+  workerId: string;
+  attempt: number;
+  /** 0..1, when the report carried one. */
+  progress?: number;
+  traceparent?: string;
+}
+
+/** A worker registering, changing state, or leaving (deregistered, or declared dead). */
+export interface WorkerFact {
+  kind: 'worker';
+  at: number;
+  workerId: string;
+  from: WorkerState | 'none';
+  to: WorkerState | 'removed';
+  /** For removals. */
+  reason?: 'deregistered' | 'dead';
+  /** For registrations. */
+  queues?: string[];
+  concurrency?: number;
+  /** Jobs the worker held at the change. */
+  activeJobs?: number;
+  /** For removals: how long it was registered. */
+  registeredAt?: number;
+  /** For removals of a dead worker: when it last beat. */
+  lastBeatAt?: number;
+}
+
+/** A queue paused or resumed. */
+export interface QueueFact {
+  kind: 'queue';
+  at: number;
+  queue: string;
+  paused: boolean;
+  actor?: string;
+}
+
+/** A fact as the log holds it: `cursor` orders the log and resumes a reader after it. */
+export interface RecordedFact {
+  cursor: string;
+  fact: EventFact;
+}
+
+/** The error summary an event carries for a recorded error. */
+export function summarizeError(error: Pick<JobError, 'type' | 'message' | 'code' | 'details'>): ErrorSummary {
+  const summary: ErrorSummary = { type: error.type, message: error.message.slice(0, SUMMARY_MESSAGE_MAX_CHARS) };
+  if (error.code !== undefined) summary.code = error.code;
+  if (error.details !== undefined && typeof error.details['timeout_kind'] === 'string') summary.details = error.details;
+  return summary;
+}
+
+/**
+ * Log cursors are "<milliseconds>-<sequence>" (a Redis stream id's form),
+ * increasing along the log. Negative when `a` comes before `b`.
+ */
+export function compareCursors(a: string, b: string): number {
+  const [aMs, aSeq] = cursorParts(a);
+  const [bMs, bSeq] = cursorParts(b);
+  return aMs !== bMs ? aMs - bMs : aSeq - bSeq;
+}
+
+const CURSOR_PATTERN = /^(\d{1,15})-(\d{1,15})$/;
+
+/** Whether `cursor` has the form of a log cursor. */
+export function isCursor(cursor: string): boolean {
+  return CURSOR_PATTERN.test(cursor);
+}
+
+/** The highest sequence a cursor can have: the one before "<ms>-0" is "<ms - 1>-<this>". */
+const LAST_SEQUENCE = 999_999_999_999_999;
+
+/** The cursor just before `cursor`: reading after it starts with the fact at `cursor`. */
+export function cursorBefore(cursor: string): string {
+  const [ms, seq] = cursorParts(cursor);
+  return seq > 0 ? `${ms}-${seq - 1}` : `${Math.max(0, ms - 1)}-${LAST_SEQUENCE}`;
+}
+
+function cursorParts(cursor: string): [number, number] {
+  const match = CURSOR_PATTERN.exec(cursor);
+  return match === null ? [0, 0] : [Number(match[1]), Number(match[2])];
+}
+
+/**
+ * A worker's beat, or a lease extension: what the live-only heartbeat
+ * events (job.heartbeat, worker.heartbeat) come from. Never logged.
+ */
+export interface HeartbeatNotice {
+  at: number;
+  workerId: string;
+  /** The worker's state, for a beat. */
+  state?: WorkerState;
+  /** The held jobs whose lease the beat or extension renewed. */
+  jobs: RenewedLease[];
+}
+
+/** A held job whose lease a beat or an extension renewed. */
+export interface RenewedLease {
+  jobId: string;
+  jobType: string;
+  queue: string;
+  attempt: number;
+  /** When the renewed lease lapses (job.heartbeat visible_until). */
+  visibleUntil: number;
+}

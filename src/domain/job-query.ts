@@ -1,0 +1,142 @@
+import { invalidRequest } from './errors';
+import { errorTypeProblem, jobTypeProblem, queueNameProblem } from './identifiers';
+import { isTerminal } from './job-state-machine';
+import { JOB_STATES, type JobState } from './job';
+import { timestampProblem } from './timestamps';
+
+/**
+ * Which jobs a listing or a bulk operation selects (ojs-admin-api 7,
+ * ojs-bulk-operations 6, ojs-dead-letter 9.1). Every field narrows: an
+ * absent one selects everything.
+ */
+export interface JobFilter {
+  /** At least one state (the caller expands "any" to every state). */
+  states: readonly JobState[];
+  queue?: string;
+  type?: string;
+  /** Only jobs whose last error has this type (dead-letter search). */
+  errorType?: string;
+  /** Only discarded jobs put in the dead letter set (true), or only those not (false). */
+  deadLetter?: boolean;
+  /** Epoch milliseconds, inclusive bounds. */
+  createdAfter?: number;
+  createdBefore?: number;
+  finishedAfter?: number;
+  finishedBefore?: number;
+}
+
+export type ListOrder = 'newest' | 'oldest';
+
+/**
+ * One page of a job listing. Jobs are ordered by their listing time: when
+ * they finished (finished states), when they became available (available),
+ * when they were created (the rest); then by id. `after` is the opaque
+ * cursor of the previous page.
+ */
+export interface JobQuery {
+  filter: JobFilter;
+  order: ListOrder;
+  after?: string;
+  limit: number;
+  /** Most bytes of jobs in one page (a listing must fit a gRPC message too); a first job always fits. */
+  maxBytes: number;
+  /** Most jobs one call examines for the filters no index answers (type, error type, dead letter, off-index times). */
+  scanBudget: number;
+}
+
+/** The time a job is listed by in its state. */
+export function listingTimeOf(job: { state: JobState; createdAt: number; enqueuedAt?: number; completedAt?: number }): number {
+  if (isTerminal(job.state)) return job.completedAt ?? job.createdAt;
+  if (job.state === 'available') return job.enqueuedAt ?? job.createdAt;
+  return job.createdAt;
+}
+
+/**
+ * The sort key of a job in a state's listing: its listing time, zero-padded
+ * so that keys sort as the times do, then its id. Cursors are such keys.
+ */
+export function listingKey(time: number, jobId: string): string {
+  return `${String(time).padStart(15, '0')}:${jobId}`;
+}
+
+const LISTING_KEY_PATTERN = /^\d{15}:[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Whether `key` has the form of a listing key (a cursor a listing gave). */
+export function isListingKey(key: string): boolean {
+  return LISTING_KEY_PATTERN.test(key);
+}
+
+/** Most jobs one call examines for what no index answers: bounds the work of one page or one bulk call. */
+export const JOB_SCAN_BUDGET = 10_000;
+
+/** A filter as a request spells it, before it is checked. */
+export interface JobFilterInput {
+  states: readonly JobState[];
+  queue: string;
+  type: string;
+  errorType: string;
+  deadLetter?: boolean;
+  createdAfter?: number;
+  createdBefore?: number;
+  finishedAfter?: number;
+  finishedBefore?: number;
+}
+
+/** Checks a filter; no states means every state. */
+export function checkJobFilter(input: JobFilterInput, path = 'filter'): JobFilter {
+  const filter: JobFilter = { states: input.states.length === 0 ? JOB_STATES : [...new Set(input.states)] };
+  const check = (field: string, value: string, problem: (value: string) => string | undefined): string | undefined => {
+    if (value === '') return undefined;
+    const found = problem(value);
+    if (found !== undefined) throw invalidRequest(`${path}.${field}`, found);
+    return value;
+  };
+  const queue = check('queue', input.queue, queueNameProblem);
+  if (queue !== undefined) filter.queue = queue;
+  const type = check('type', input.type, jobTypeProblem);
+  if (type !== undefined) filter.type = type;
+  const errorType = check('error_type', input.errorType, errorTypeProblem);
+  if (errorType !== undefined) filter.errorType = errorType;
+  if (input.deadLetter !== undefined) filter.deadLetter = input.deadLetter;
+  for (const [field, value] of [
+    ['created_after', input.createdAfter],
+    ['created_before', input.createdBefore],
+    ['finished_after', input.finishedAfter],
+    ['finished_before', input.finishedBefore],
+  ] as const) {
+    if (value === undefined) continue;
+    const problem = timestampProblem(value);
+    if (problem !== undefined) throw invalidRequest(`${path}.${field}`, problem);
+  }
+  if (input.createdAfter !== undefined) filter.createdAfter = input.createdAfter;
+  if (input.createdBefore !== undefined) filter.createdBefore = input.createdBefore;
+  if (input.finishedAfter !== undefined) filter.finishedAfter = input.finishedAfter;
+  if (input.finishedBefore !== undefined) filter.finishedBefore = input.finishedBefore;
+  return filter;
+}
+
+/** Whether `job` passes every field of `filter` (what a scan applies; stores use their indexes where they can). */
+export function matchesFilter(
+  job: {
+    state: JobState;
+    queue: string;
+    type: string;
+    createdAt: number;
+    completedAt?: number;
+    deadLetter: boolean;
+    error?: { type: string };
+  },
+  filter: JobFilter,
+): boolean {
+  if (!filter.states.includes(job.state)) return false;
+  if (filter.queue !== undefined && job.queue !== filter.queue) return false;
+  if (filter.type !== undefined && job.type !== filter.type) return false;
+  if (filter.errorType !== undefined && job.error?.type !== filter.errorType) return false;
+  if (filter.deadLetter !== undefined && (job.state !== 'discarded' || job.deadLetter !== filter.deadLetter)) return false;
+  if (filter.createdAfter !== undefined && job.createdAt < filter.createdAfter) return false;
+  if (filter.createdBefore !== undefined && job.createdAt > filter.createdBefore) return false;
+  const finished = isTerminal(job.state) ? job.completedAt : undefined;
+  if (filter.finishedAfter !== undefined && (finished === undefined || finished < filter.finishedAfter)) return false;
+  if (filter.finishedBefore !== undefined && (finished === undefined || finished > filter.finishedBefore)) return false;
+  return true;
+}

@@ -1,0 +1,180 @@
+import type { Cluster, Redis } from 'ioredis';
+import { backendUnavailable } from '../../domain/errors';
+import { compareCursors, type RecordedFact } from '../../domain/event-facts';
+import { decodeFactEntries, type FactEntries } from './fact-codec';
+import { readArray } from './reply';
+import type { FactLogPage } from './scripts/read-facts';
+
+export interface FactFollowerOptions {
+  /** Opens the connection the live read blocks on (once, when first needed). */
+  open: () => Redis | Cluster;
+  /** The event log stream's key. */
+  key: string;
+  /** A page of the log after a cursor (or its start), with its newest cursor: read-facts on the command connection. */
+  read: (after: string | undefined, limit: number) => Promise<FactLogPage>;
+  /** How long one live read blocks: how long the loop may outlive its last follower. */
+  blockMs: number;
+  /** Most facts per read. */
+  pageSize: number;
+}
+
+interface Follower {
+  /** The cursor of the last fact delivered (or of the starting point). */
+  cursor: string;
+  listener: (facts: RecordedFact[]) => void;
+  /** Whether it takes its facts from the live loop (it caught up). */
+  isLive: boolean;
+  isStopped: boolean;
+}
+
+/**
+ * Delivers the event log to followers, each from its own cursor, in order
+ * and each fact once. One loop per store blocks on XREAD on a connection of
+ * its own, only while someone follows, and hands each batch to the followers
+ * that are live, filtered by their cursor. A follower that starts behind the
+ * loop catches up with pages of XRANGE first, and joins the loop (in the
+ * same turn of the event loop as its last page, so no batch falls between)
+ * once its cursor has reached the loop's; facts it read both ways are
+ * filtered out by its cursor. Failed reads (Redis restarting) are tried
+ * again from the last cursor delivered, so nothing is missed or repeated.
+ */
+export class FactFollower {
+  private readonly followers = new Set<Follower>();
+  private connection: Redis | Cluster | undefined;
+  /** The cursor the loop has read up to; undefined while the loop is not running. */
+  private livePosition: string | undefined;
+  /** Resolves once the loop knows its position. */
+  private started = new Latch();
+  private isLooping = false;
+  private isClosed = false;
+
+  constructor(private readonly options: FactFollowerOptions) {}
+
+  /**
+   * Follows the log after `after` (after its newest fact when absent, read
+   * before this resolves: facts recorded later are never missed).
+   */
+  async follow(after: string | undefined, listener: (facts: RecordedFact[]) => void): Promise<() => void> {
+    if (this.isClosed) throw closed();
+    const cursor = after ?? (await this.options.read(undefined, 0)).newest;
+    if (this.isClosed) throw closed();
+    const follower: Follower = { cursor, listener, isLive: false, isStopped: false };
+    this.followers.add(follower);
+    this.startLoop();
+    void this.catchUp(follower);
+    return () => {
+      follower.isStopped = true;
+      this.followers.delete(follower);
+    };
+  }
+
+  close(): void {
+    this.isClosed = true;
+    this.followers.clear();
+    this.connection?.disconnect();
+  }
+
+  /** Pages through the log from the follower's cursor until it reaches the loop's position. */
+  private async catchUp(follower: Follower): Promise<void> {
+    let failures = 0;
+    while (!follower.isStopped && !this.isClosed) {
+      let page: FactLogPage;
+      try {
+        page = await this.options.read(follower.cursor, this.options.pageSize);
+        failures = 0;
+      } catch {
+        await pause(failures++);
+        continue;
+      }
+      if (follower.isStopped) return;
+      deliver(follower, page);
+      if (compareCursors(follower.cursor, page.newest) < 0) continue;
+      await this.started.opened;
+      if (follower.isStopped) return;
+      // The loop may have read past this page meanwhile: those facts come from the next page.
+      if (this.livePosition !== undefined && compareCursors(follower.cursor, this.livePosition) >= 0) {
+        follower.isLive = true;
+        return;
+      }
+    }
+  }
+
+  private startLoop(): void {
+    if (this.isLooping) return;
+    this.isLooping = true;
+    void this.loop();
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    try {
+      while (this.followers.size > 0 && !this.isClosed) {
+        try {
+          if (this.livePosition === undefined) {
+            this.livePosition = (await this.options.read(undefined, 0)).newest;
+            this.started.open();
+          }
+          const batch = await this.readLive(this.livePosition);
+          failures = 0;
+          if (batch.lastCursor === undefined) continue;
+          this.livePosition = batch.lastCursor;
+          for (const follower of this.followers) if (follower.isLive) deliver(follower, batch);
+        } catch {
+          if (this.isClosed) break;
+          await pause(failures++);
+        }
+      }
+    } finally {
+      // Nobody follows: the next follower starts the loop from the log's newest fact again.
+      this.isLooping = false;
+      this.livePosition = undefined;
+      this.started = new Latch();
+    }
+  }
+
+  /** The facts after `position`, waiting up to blockMs for one (none when it times out). */
+  private async readLive(position: string): Promise<FactEntries> {
+    this.connection ??= this.options.open();
+    const { blockMs, pageSize, key } = this.options;
+    const reply = await this.connection.call('xread', ['BLOCK', blockMs, 'COUNT', pageSize, 'STREAMS', key, position]);
+    if (reply === null) return { facts: [] };
+    const [stream] = readArray(reply, 'xread');
+    const [, entries] = readArray(stream, 'xread stream');
+    return decodeFactEntries(entries);
+  }
+}
+
+function closed(): Error {
+  return backendUnavailable('Redis', new Error('the store is closed'));
+}
+
+/** Hands the follower the facts after its cursor, and moves its cursor past the batch. */
+function deliver(follower: Follower, batch: FactEntries): void {
+  const { lastCursor } = batch;
+  if (lastCursor === undefined || compareCursors(lastCursor, follower.cursor) <= 0) return;
+  const fresh = batch.facts.filter((recorded) => compareCursors(recorded.cursor, follower.cursor) > 0);
+  follower.cursor = lastCursor;
+  if (fresh.length === 0) return;
+  try {
+    follower.listener(fresh);
+  } catch {
+    // A listener's failure is its own: the others, and the loop, go on.
+  }
+}
+
+/** Waits before trying a failed read again: 100 ms, doubling up to 2 s. */
+function pause(failures: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** Math.min(failures, 5))).unref());
+}
+
+/** A promise opened once, from outside. */
+class Latch {
+  readonly opened: Promise<void>;
+  open: () => void = () => {};
+
+  constructor() {
+    this.opened = new Promise((resolve) => {
+      this.open = resolve;
+    });
+  }
+}

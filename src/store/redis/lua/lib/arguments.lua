@@ -1,0 +1,152 @@
+--[[
+  Reading a script's arguments: the first shared library after the
+  generated lib/domain.lua (scripts.ts LUA_LIBRARIES).
+
+  Settings: every script receives the deployment's settings as its first
+  ARGV, before its own arguments, as it receives the same KEYS
+  (script-runner.ts): ARGV[1] is the event log's length (the event
+  retention count; 0 turns the log off). Headers, the arg* helpers and
+  their refusals number a script's own arguments from 1.
+
+  All or nothing: Lua has no rollback, so every script reads all of its
+  ARGV through the arg* helpers (which read the settings first, and refuse
+  with a BADARG error reply) before its first write. The TypeScript
+  encoders never send a bad value; a refusal here is a bug, and it leaves
+  the data untouched.
+]]
+
+-- Integer as a string without exponent or rounding, for values returned to the
+-- caller or recorded (tostring keeps 14 digits only).
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+-- Instants and durations stay below this: a timestamp the domain accepts
+-- plus any duration, and sums of a few of those, are exact in a double.
+local MAX_TIME_MS = 2 ^ 50
+-- Item counts, limits and budgets stay below this.
+local MAX_COUNT = 2 ^ 31
+
+-- The settings that precede a script's own arguments.
+local SETTINGS = 1
+-- The event log's length (ARGV[1]), once read.
+local eventLogLength
+
+-- Reads (once) and checks the settings.
+local function settings()
+  if eventLogLength then return end
+  local text = ARGV[1]
+  local n = text and #text <= 12 and string.match(text, '^%d+$') and tonumber(text)
+  if not n or n > MAX_COUNT then error({ err = 'BADARG settings: the event log length is not a count' }) end
+  eventLogLength = n
+end
+
+local function refuse(i, problem)
+  error({ err = 'BADARG ARGV[' .. i .. '] ' .. problem })
+end
+
+-- A script's own argument i (its header's numbering).
+local function argText(i)
+  settings()
+  local value = ARGV[SETTINGS + i]
+  if value == nil then refuse(i, 'is missing') end
+  return value
+end
+
+-- How many arguments of its own the script received.
+local function ownArgCount()
+  return #ARGV - SETTINGS
+end
+
+-- A non-empty string: an id, a token, a required JSON value.
+local function argId(i)
+  local value = argText(i)
+  if value == '' then refuse(i, 'must not be empty') end
+  return value
+end
+
+-- A string, or nil for ''.
+local function argOptional(i)
+  local value = argText(i)
+  if value == '' then return nil end
+  return value
+end
+
+-- An integer from min to max, written as digits: tonumber alone would also
+-- read exponents, hexadecimal, 'nan' and 'inf'.
+local function argInt(i, min, max)
+  local text = argText(i)
+  local n = #text <= 20 and string.match(text, '^%-?%d+$') and tonumber(text)
+  if not n or n < min or n > max then
+    refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not an integer from " .. int(min) .. ' to ' .. int(max))
+  end
+  return n
+end
+
+local function argOptionalInt(i, min, max)
+  if argText(i) == '' then return nil end
+  return argInt(i, min, max)
+end
+
+-- A finite number from min to max.
+local function argNumber(i, min, max)
+  local text = argText(i)
+  local n = tonumber(text)
+  -- NaN is the one value unequal to itself; the bounds exclude the infinities.
+  if not n or n ~= n or n < min or n > max then
+    refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not a number from " .. min .. ' to ' .. max)
+  end
+  return n
+end
+
+-- The current time: a timestamp the domain accepts.
+local function argNow(i)
+  return argInt(i, TIMESTAMP_MIN_MS, TIMESTAMP_MAX_MS)
+end
+
+-- An instant (a deadline may lie past the last timestamp a client may send) or a duration.
+local function argTime(i)
+  return argInt(i, 0, MAX_TIME_MS)
+end
+
+local function argOptionalTime(i)
+  return argOptionalInt(i, 0, MAX_TIME_MS)
+end
+
+local function argCountOf(i)
+  return argInt(i, 0, MAX_COUNT)
+end
+
+local function argFlag(i)
+  local text = argText(i)
+  if text ~= '0' and text ~= '1' then refuse(i, 'is not 0 or 1') end
+  return text == '1'
+end
+
+-- A member of `allowed` (a set of domain.lua, such as WAITING or NEXT_STATES.active).
+local function argMember(i, allowed)
+  local text = argText(i)
+  if not allowed[text] then refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not allowed here") end
+  return text
+end
+
+-- Exactly `n` arguments of its own: a script with a fixed list.
+local function argCount(n)
+  settings()
+  if ownArgCount() ~= n then error({ err = 'BADARG expected ' .. n .. ' arguments, got ' .. ownArgCount() }) end
+end
+
+--[[
+  A batch whose header is at ARGV[at]: its item count, then its stride (the
+  number of fields per item, which must be `stride`, the fields this script
+  reads), then the items, which must end the arguments. Returns the count
+  and the index of the first item's first field.
+]]
+local function argBatch(at, stride)
+  local count = argCountOf(at)
+  if argInt(at + 1, 0, 1000) ~= stride then refuse(at + 1, 'is not the stride (' .. stride .. ') this script reads') end
+  if ownArgCount() ~= at + 1 + count * stride then
+    error({ err = 'BADARG ' .. count .. ' items of ' .. stride .. ' fields from ARGV[' .. (at + 2) .. '] do not end at ARGV[' .. ownArgCount() .. ']' })
+  end
+  return count, at + 2
+end

@@ -1,0 +1,108 @@
+import type { BulkResult } from '../../app/bulk-changes';
+import type { LifecycleEvent } from '../../domain/event-catalog';
+import { desiredState } from '../../domain/worker';
+import type { QueueCounts, QueueStats, WorkerSnapshot, WorkerTarget } from '../../store/job-store';
+import { invalidRequest, OjsError } from '../../domain/errors';
+import type {
+  BulkResult as ProtoBulkResult,
+  GetQueueStatsResponse,
+  JobEvent as ProtoJobEvent,
+  QueueInfo,
+  SetWorkerStateRequest,
+  WorkerInfo,
+} from '../../../gen/ojs/server/v1/operator_service';
+import { JobState } from '../../../gen/ojs/server/v1/job';
+import { toProtoJobState, toProtoWorkerState } from './enum-mapping';
+import { toPageToken } from './page-token';
+import { toDate, toDuration } from './time-mapping';
+
+/** A lifecycle event on the wire (ojs-events section 2); job fields stay empty for worker and queue events. */
+export function toProtoEvent(event: LifecycleEvent): ProtoJobEvent {
+  const attempt = event.data['attempt'];
+  const workerId = event.data['worker_id'];
+  return {
+    specversion: '1.0',
+    id: event.id,
+    type: event.type,
+    source: event.source,
+    time: toDate(event.time),
+    subject: event.subject,
+    jobId: event.jobId ?? '',
+    jobType: event.jobType ?? '',
+    queue: event.queue ?? '',
+    attempt: typeof attempt === 'number' ? attempt : 0,
+    workerId: typeof workerId === 'string' ? workerId : '',
+    data: event.data,
+  };
+}
+
+/** A queue's counts, pause and lag (how long its oldest available job has waited at `now`). */
+export function toQueueInfo({ queue, paused, oldestAvailableAt, ...counts }: QueueCounts, now: number): QueueInfo {
+  return {
+    name: queue,
+    ...counts,
+    paused,
+    lag: oldestAvailableAt === undefined ? undefined : toDuration(Math.max(0, now - oldestAvailableAt)),
+    oldestAvailableAt: toDate(oldestAvailableAt),
+  };
+}
+
+export function toQueueStats(stats: QueueStats, now: number): GetQueueStatsResponse {
+  return {
+    queue: toQueueInfo(stats.counts, now),
+    minutes: stats.minutes.map(({ minute, ...counts }) => ({ minute: toDate(minute), ...counts })),
+  };
+}
+
+/** What a bulk operation did, item by item. */
+export function toProtoBulkResult(result: BulkResult): ProtoBulkResult {
+  return {
+    items: result.items.map(({ jobId, outcome }) => {
+      if (outcome.ok)
+        return {
+          jobId,
+          ok: true,
+          errorCode: '',
+          errorMessage: '',
+          state: outcome.transition === undefined ? JobState.JOB_STATE_UNSPECIFIED : toProtoJobState(outcome.transition.to),
+        };
+      const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
+      return { jobId, ok: false, errorCode: error.code, errorMessage: error.message, state: JobState.JOB_STATE_UNSPECIFIED };
+    }),
+    matched: result.matched,
+    succeeded: result.succeeded,
+    failed: result.failed,
+    nextPageToken: toPageToken(result.nextAfter),
+  };
+}
+
+export function toTarget(target: SetWorkerStateRequest['target']): WorkerTarget {
+  const value = target?.value ?? '';
+  if (target === undefined || value === '') throw invalidRequest('target', 'set one of worker_id, label or queue');
+  switch (target.$case) {
+    case 'workerId':
+      return { workerId: value };
+    case 'label':
+      return { label: value };
+    case 'queue':
+      return { queue: value };
+  }
+}
+
+export function toWorkerInfo({ worker, heldJobIds }: WorkerSnapshot): WorkerInfo {
+  return {
+    workerId: worker.workerId,
+    hostname: worker.hostname,
+    pid: worker.pid,
+    queues: worker.queues,
+    concurrency: worker.concurrency,
+    labels: worker.labels,
+    startedAt: toDate(worker.startedAt),
+    registeredAt: toDate(worker.registeredAt),
+    state: toProtoWorkerState(worker.state),
+    desiredState: toProtoWorkerState(desiredState(worker)),
+    lastBeatAt: toDate(worker.lastBeatAt),
+    activeJobs: heldJobIds.length,
+    activeJobIds: heldJobIds,
+  };
+}
