@@ -16,6 +16,8 @@ import { SHAPE, type LoadMode, type LoadResult } from './shape';
 const JOBS = Number(process.env['BENCH_JOBS'] ?? 100_000);
 const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
 const ACCOUNTING_JOBS = Math.min(JOBS, 20_000);
+/** Runs per side when the event log's cost is measured: on and off alternate, so drift in the machine hits both. */
+const EVENT_LOG_RUNS = Number(process.env['BENCH_EVENT_LOG_RUNS'] ?? 3);
 
 const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`;
 const us = (n: number): string => `${n.toFixed(0)} µs`;
@@ -104,10 +106,41 @@ async function redisSection(): Promise<void> {
   }
 }
 
+/**
+ * What the event log costs: batched throughput with the log on (the
+ * default) and off (`--event-retention-count 0`), on each store, as the
+ * median of alternating runs on fresh server processes.
+ */
+async function eventLogSection(): Promise<void> {
+  const redis = await RedisServerProcess.start();
+  console.log(`\nThe event log's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${EVENT_LOG_RUNS} runs a side, medians`);
+  try {
+    const stores: [string, Record<string, string>][] = [
+      ['memory', {}],
+      ['Redis', redisEnv(redis.port)],
+    ];
+    for (const [store, env] of stores) {
+      const rates = { on: [] as number[], off: [] as number[] };
+      for (let run = 0; run < EVENT_LOG_RUNS; run++) {
+        for (const side of ['on', 'off'] as const) {
+          const sideEnv = side === 'on' ? env : { ...env, OJS_EVENT_RETENTION_COUNT: '0' };
+          const result = await withServer(sideEnv, (address) => ojsThroughput(address, JOBS, `events-${side}-${store}-${run}`, 'batched'));
+          rates[side].push(result.rate);
+        }
+      }
+      const [on, off] = [percentiles(rates.on).p50, percentiles(rates.off).p50];
+      console.log(`  ${store.padEnd(7)} events on ${rate(on)} off ${rate(off)} on/off ${(on / off).toFixed(2)}`);
+    }
+  } finally {
+    await redis.destroy();
+  }
+}
+
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
-  if (only !== 'redis') await memorySection();
-  if (only !== 'memory') await redisSection();
+  if (only === undefined || only === 'memory') await memorySection();
+  if (only === undefined || only === 'redis') await redisSection();
+  if (only === undefined || only === 'events') await eventLogSection();
 }
 
 main().catch((error: unknown) => {

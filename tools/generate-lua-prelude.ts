@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOG_POSITIONS_PER_MS, LOG_START_MAX_MS } from '../src/domain/event-facts';
 import { JOB_STATES, TERMINAL_STATES, type JobState } from '../src/domain/job';
+import { RUN_RANK_END, RUN_SEQUENCE_SPAN } from '../src/domain/job-query';
 import { canTransition, isTerminal } from '../src/domain/job-state-machine';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../src/domain/job-submission';
 import { leaseToken } from '../src/domain/lease';
@@ -66,7 +68,8 @@ export function luaPrelude(): string {
   before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
   worker states (worker.ts), the bounds and formats the scripts check
-  their arguments against, and the unit of queue throughput.
+  their arguments against, the unit of queue throughput, and the numbers
+  of listings (job-query.ts) and of the event log (event-facts.ts).
 ]]
 
 -- Every job state, in the domain's order.
@@ -101,6 +104,16 @@ local THROUGHPUT_MINUTES = ${THROUGHPUT_MINUTES}
 
 -- A lease token is "<claim nonce>${leaseTokenSeparator()}<attempt>" (lease.ts leaseToken).
 local LEASE_TOKEN_SEPARATOR = '${leaseTokenSeparator()}'
+
+-- An available job's run rank is (PRIORITY_MAX - priority) * RUN_SEQUENCE_SPAN + its run
+-- sequence (job-query.ts runRank); RUN_RANK_END is past every rank (0 is before every rank).
+local RUN_SEQUENCE_SPAN = ${RUN_SEQUENCE_SPAN}
+local RUN_RANK_END = ${RUN_RANK_END}
+
+-- The event log numbers its facts from min(first fact's time, LOG_START_MAX_MS) * LOG_POSITIONS_PER_MS + 1
+-- (event-facts.ts firstLogPosition).
+local LOG_POSITIONS_PER_MS = ${LOG_POSITIONS_PER_MS}
+local LOG_START_MAX_MS = ${LOG_START_MAX_MS}
 `;
 }
 

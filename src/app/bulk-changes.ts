@@ -86,20 +86,23 @@ export class BulkChanges {
 
   private async select(operation: BulkOperation, selection: JobSelection): Promise<{ ids: readonly string[]; nextAfter?: string }> {
     if (selection.kind === 'ids') {
-      if (selection.ids.length === 0) throw invalidRequest('job_ids.ids', 'at least one job id is required');
-      if (selection.ids.length > MAX_BULK_JOBS) throw invalidRequest('job_ids.ids', `at most ${MAX_BULK_JOBS} jobs per call`);
+      if (selection.ids.length === 0) throw invalidRequest('selection.job_ids.ids', 'at least one job id is required');
+      if (selection.ids.length > MAX_BULK_JOBS) throw invalidRequest('selection.job_ids.ids', `at most ${MAX_BULK_JOBS} jobs per call`);
       return { ids: selection.ids };
     }
     if (!Number.isInteger(selection.limit) || selection.limit < 0 || selection.limit > MAX_BULK_JOBS) {
-      throw invalidRequest('limit', `must be from 0 (meaning ${MAX_BULK_JOBS}) to ${MAX_BULK_JOBS}`);
+      throw invalidRequest('selection.limit', `must be from 0 (meaning ${MAX_BULK_JOBS}) to ${MAX_BULK_JOBS}`);
     }
     const states = selection.filter.states.length === 0 ? STATES[operation].byDefault : selection.filter.states;
     const refused = states.find((state) => !STATES[operation].allowed.includes(state));
     if (refused !== undefined) {
-      throw invalidRequest('filter.states', `${operation} applies to ${STATES[operation].allowed.join(', ')} jobs, not ${refused}`);
+      throw invalidRequest(
+        'selection.filter.states',
+        `${operation} applies to ${STATES[operation].allowed.join(', ')} jobs, not ${refused}`,
+      );
     }
     const page = await this.ctx.store.findJobIds({
-      filter: checkJobFilter({ ...selection.filter, states }),
+      filter: checkJobFilter({ ...selection.filter, states }, 'selection.filter'),
       order: 'oldest',
       limit: selection.limit === 0 ? MAX_BULK_JOBS : selection.limit,
       maxBytes: DELIVERY_BUDGET_BYTES,

@@ -59,9 +59,15 @@ export class EventFeed {
     const stopFollowing = await this.ctx.store.followFacts(resume?.before, (facts) =>
       deliver(facts.flatMap((fact) => this.eventsAfter(fact, resume))),
     );
-    const stopHeartbeats = request.includeHeartbeats
-      ? this.ctx.store.followHeartbeats((notice) => deliver(heartbeatEvents(notice, this.ctx.service)))
-      : undefined;
+    let stopHeartbeats: (() => void) | undefined;
+    try {
+      if (request.includeHeartbeats) {
+        stopHeartbeats = await this.ctx.store.followHeartbeats((notice) => deliver(heartbeatEvents(notice, this.ctx.service)));
+      }
+    } catch (error) {
+      stopFollowing();
+      throw error;
+    }
     return {
       events: outbox,
       close: () => {

@@ -160,6 +160,7 @@ export class Recovery {
     );
     const removal = await ctx.store.removeWorker({
       workerId: worker.workerId,
+      reason,
       ...(reason === 'dead' ? { ifLastBeatAt: worker.lastBeatAt } : {}),
       recoveries: recorded.map(({ job, leaseToken, outcome }) => ({ jobId: job.id, leaseToken, outcome })),
       now,

@@ -37,6 +37,8 @@ export class WorkerStreams {
   private readonly cursors = new Map<string, number>();
   private readonly beatListeners = new Map<string, Set<BeatListener>>();
   private readonly unsubscribe: () => void;
+  /** Set by endAll: a stream still opening when everything ended must end too, not outlive the shutdown. */
+  private endedFor: FetchEndReason | undefined;
 
   constructor(private readonly ctx: AppContext) {
     this.unsubscribe = ctx.store.subscribe((signal) => this.route(signal));
@@ -69,6 +71,7 @@ export class WorkerStreams {
     this.sessions.get(workerId)?.end('replaced');
     this.sessions.set(workerId, session);
     for (const queue of session.queues) this.sessionsByQueue.set(queue, [...(this.sessionsByQueue.get(queue) ?? []), session]);
+    if (this.endedFor !== undefined) session.end(this.endedFor);
     return session;
   }
 
@@ -120,6 +123,7 @@ export class WorkerStreams {
 
   /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
   endAll(reason: FetchEndReason): void {
+    this.endedFor = reason;
     for (const session of this.sessions.values()) session.end(reason);
   }
 

@@ -9,6 +9,7 @@ import type {
   RecordedFact,
   WorkerFact,
 } from './event-facts';
+import { isCursor } from './event-facts';
 import type { JsonObject, JsonValue } from './json';
 
 /**
@@ -132,8 +133,8 @@ export function eventId(cursor: string, n: number): string {
 
 /** The cursor and index an event id names, or undefined when it is not one this server made. */
 export function parseEventId(id: string): { cursor: string; n: number } | undefined {
-  const match = /^evt_(\d{1,15}-\d{1,15})\.(\d{1,2})$/.exec(id);
-  return match === null ? undefined : { cursor: match[1]!, n: Number(match[2]) };
+  const match = /^evt_(\d{1,16})\.(\d{1,2})$/.exec(id);
+  return match === null || !isCursor(match[1]!) ? undefined : { cursor: match[1]!, n: Number(match[2]) };
 }
 
 /** An event before it has an id and a source: `component` completes the source. */
@@ -323,7 +324,7 @@ function jobData(fact: JobFact): JsonObject {
 /**
  * The component the change came from: a worker's own doing (starting,
  * finishing, failing an attempt) shows as the worker; a change someone asked
- * for (enqueue, cancel, activate, retry) as the API; what the server decided
+ * for (enqueue, cancel, activate, retry; only someone cancels a job) as the API; what the server decided
  * on its own (promotions, expiries, reclaims) as the scheduler.
  */
 function componentOf(fact: JobFact): string {
@@ -332,7 +333,9 @@ function componentOf(fact: JobFact): string {
     fact.to === 'completed' ||
     (fact.from === 'active' && fact.error !== undefined && !SERVER_ERRORS.has(fact.error.type));
   if (isWorkers && fact.workerId !== undefined) return `workers/${fact.workerId}`;
-  return fact.actor !== undefined || fact.from === 'none' || fact.from === 'pending' || fact.from === 'discarded' ? 'api' : 'scheduler';
+  const isRequested =
+    fact.actor !== undefined || fact.to === 'cancelled' || fact.from === 'none' || fact.from === 'pending' || fact.from === 'discarded';
+  return isRequested ? 'api' : 'scheduler';
 }
 
 /** Errors the server records when it takes a job back (timeouts.md, worker-protocol 10). */

@@ -122,34 +122,56 @@ export function summarizeError(error: Pick<JobError, 'type' | 'message' | 'code'
 }
 
 /**
- * Log cursors are "<milliseconds>-<sequence>" (a Redis stream id's form),
- * increasing along the log. Negative when `a` comes before `b`.
+ * Log cursors are fact positions, written as decimal integers: a log
+ * numbers its facts one after the other, so cursors order facts exactly,
+ * and a reader resumes after any of them, even one stored together with
+ * others (a shared store keeps the facts of one change in one entry).
+ * Numbering starts at {@link firstLogPosition} of the first fact's time,
+ * so a log recreated after its data was lost starts beyond every cursor
+ * handed out before: an old cursor then reads as fallen out of retention,
+ * never as a position still to come. "0" comes before every fact.
+ * Negative when `a` comes before `b`.
  */
 export function compareCursors(a: string, b: string): number {
-  const [aMs, aSeq] = cursorParts(a);
-  const [bMs, bSeq] = cursorParts(b);
-  return aMs !== bMs ? aMs - bMs : aSeq - bSeq;
+  return cursorPosition(a) - cursorPosition(b);
 }
 
-const CURSOR_PATTERN = /^(\d{1,15})-(\d{1,15})$/;
+const CURSOR_PATTERN = /^\d{1,16}$/;
 
 /** Whether `cursor` has the form of a log cursor. */
 export function isCursor(cursor: string): boolean {
-  return CURSOR_PATTERN.test(cursor);
+  return CURSOR_PATTERN.test(cursor) && Number(cursor) <= Number.MAX_SAFE_INTEGER;
 }
-
-/** The highest sequence a cursor can have: the one before "<ms>-0" is "<ms - 1>-<this>". */
-const LAST_SEQUENCE = 999_999_999_999_999;
 
 /** The cursor just before `cursor`: reading after it starts with the fact at `cursor`. */
 export function cursorBefore(cursor: string): string {
-  const [ms, seq] = cursorParts(cursor);
-  return seq > 0 ? `${ms}-${seq - 1}` : `${Math.max(0, ms - 1)}-${LAST_SEQUENCE}`;
+  return String(Math.max(0, cursorPosition(cursor) - 1));
 }
 
-function cursorParts(cursor: string): [number, number] {
-  const match = CURSOR_PATTERN.exec(cursor);
-  return match === null ? [0, 0] : [Number(match[1]), Number(match[2])];
+/** The cursor of the fact at `position`. */
+export function cursorAt(position: number): string {
+  return String(position);
+}
+
+/** The position a cursor names (0 for what is no cursor: before every fact). */
+export function cursorPosition(cursor: string): number {
+  return isCursor(cursor) ? Number(cursor) : 0;
+}
+
+/** Positions a log reserves per millisecond of its start time: more facts per millisecond than any store records. */
+export const LOG_POSITIONS_PER_MS = 1_000;
+
+/** Start times are capped here (the year 2191), so that positions stay exact integers for ages beyond it. */
+export const LOG_START_MAX_MS = 7_000_000_000_000;
+
+/**
+ * The position of a log's first fact, recorded at `at`: its time in
+ * microseconds, roughly. A log recreated later starts beyond the last
+ * position of the one before as long as that one recorded fewer than
+ * {@link LOG_POSITIONS_PER_MS} facts per millisecond of its life.
+ */
+export function firstLogPosition(at: number): number {
+  return Math.min(Math.max(0, at), LOG_START_MAX_MS) * LOG_POSITIONS_PER_MS + 1;
 }
 
 /**

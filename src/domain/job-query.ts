@@ -1,5 +1,6 @@
 import { invalidRequest } from './errors';
 import { errorTypeProblem, jobTypeProblem, queueNameProblem } from './identifiers';
+import { PRIORITY_MAX, PRIORITY_MIN } from './job-submission';
 import { isTerminal } from './job-state-machine';
 import { JOB_STATES, type JobState } from './job';
 import { timestampProblem } from './timestamps';
@@ -28,10 +29,9 @@ export interface JobFilter {
 export type ListOrder = 'newest' | 'oldest';
 
 /**
- * One page of a job listing. Jobs are ordered by their listing time: when
- * they finished (finished states), when they became available (available),
- * when they were created (the rest); then by id. `after` is the opaque
- * cursor of the previous page.
+ * One page of a job listing, in listing order (see {@link listingKey}):
+ * `after` is the cursor of the previous page, the key of the last job it
+ * examined.
  */
 export interface JobQuery {
   filter: JobFilter;
@@ -40,30 +40,82 @@ export interface JobQuery {
   limit: number;
   /** Most bytes of jobs in one page (a listing must fit a gRPC message too); a first job always fits. */
   maxBytes: number;
-  /** Most jobs one call examines for the filters no index answers (type, error type, dead letter, off-index times). */
+  /**
+   * Most jobs one call examines for the filters no index answers (type,
+   * error type, dead letter, off-index times, the queue of active jobs),
+   * and most queues it visits for available jobs.
+   */
   scanBudget: number;
 }
 
-/** The time a job is listed by in its state. */
-export function listingTimeOf(job: { state: JobState; createdAt: number; enqueuedAt?: number; completedAt?: number }): number {
+/*
+ * Listing order. Oldest first lists the available jobs first, in run order:
+ * queue by queue in name order, each queue as it delivers (higher priority
+ * first, then first in, first out; the next job to run comes first). Then
+ * the jobs of the other states, merged by their listing time
+ * (listingTimeOf) and id. Newest first is the exact reverse. A job keeps its
+ * key while it stays in its state (its run position, or its listing time),
+ * so paging neither repeats nor skips a job that stays in the filtered set.
+ */
+
+/**
+ * The time a job is listed by in a state other than available: when it
+ * finished (finished states), when its attempt started (active), when it
+ * was created (scheduled, pending, retryable). Available jobs are listed in
+ * run order instead ({@link availableListingKey}).
+ */
+export function listingTimeOf(job: { state: JobState; createdAt: number; startedAt?: number; completedAt?: number }): number {
   if (isTerminal(job.state)) return job.completedAt ?? job.createdAt;
-  if (job.state === 'available') return job.enqueuedAt ?? job.createdAt;
+  if (job.state === 'active') return job.startedAt ?? job.createdAt;
   return job.createdAt;
 }
 
 /**
- * The sort key of a job in a state's listing: its listing time, zero-padded
- * so that keys sort as the times do, then its id. Cursors are such keys.
+ * The sort key of a job in a state listed by time: its listing time,
+ * zero-padded so that keys sort as the times do, then its id.
  */
 export function listingKey(time: number, jobId: string): string {
   return `${String(time).padStart(15, '0')}:${jobId}`;
 }
 
+/** Run sequences (the order jobs became available, per store) stay below this: priorities are multiples of it in a rank. */
+export const RUN_SEQUENCE_SPAN = 2 ** 41;
+
+/**
+ * Where an available job stands in its queue's run order: higher priority
+ * first, then the order jobs became available (`sequence`, from 1, counted
+ * by the store as jobs enter available). An exact integer over the whole
+ * priority range.
+ */
+export function runRank(priority: number, sequence: number): number {
+  return (PRIORITY_MAX - priority) * RUN_SEQUENCE_SPAN + sequence;
+}
+
+/** A rank past every job's: the position after a whole queue (rank 0 is before a whole queue). */
+export const RUN_RANK_END = (PRIORITY_MAX - PRIORITY_MIN + 1) * RUN_SEQUENCE_SPAN;
+
+const RANK_DIGITS = 16;
+
+/** The key of an available job in listings: its queue, then its run rank, zero-padded. */
+export function availableListingKey(queue: string, rank: number): string {
+  return `${queue}#${String(rank).padStart(RANK_DIGITS, '0')}`;
+}
+
+const AVAILABLE_KEY_PATTERN = /^([a-z0-9][a-z0-9.-]*)#(\d{16})$/;
+
+/** The queue and run rank of an available listing key, or undefined when `key` is none. */
+export function parseAvailableListingKey(key: string): { queue: string; rank: number } | undefined {
+  const match = AVAILABLE_KEY_PATTERN.exec(key);
+  if (match === null || queueNameProblem(match[1]!) !== undefined) return undefined;
+  const rank = Number(match[2]);
+  return rank > RUN_RANK_END ? undefined : { queue: match[1]!, rank };
+}
+
 const LISTING_KEY_PATTERN = /^\d{15}:[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** Whether `key` has the form of a listing key (a cursor a listing gave). */
+/** Whether `key` has the form of a listing key (a cursor a listing gave): a job's listing time and id, or an available job's run position. */
 export function isListingKey(key: string): boolean {
-  return LISTING_KEY_PATTERN.test(key);
+  return LISTING_KEY_PATTERN.test(key) || parseAvailableListingKey(key) !== undefined;
 }
 
 /** Most jobs one call examines for what no index answers: bounds the work of one page or one bulk call. */

@@ -131,9 +131,13 @@ export interface JobStore {
   setQueuePaused(params: PauseParams): Promise<{ changed: boolean }>;
 
   /**
-   * One page of jobs matching a query, in listing order (domain job-query.ts),
-   * within the query's byte budget; the work is proportional to the page (the
-   * scan budget bounds what the indexes cannot answer).
+   * One page of jobs matching a query, in listing order (domain job-query.ts:
+   * available jobs in run order, queue by queue; the others by their listing
+   * time), within the query's byte budget; the work is proportional to the
+   * page (the scan budget bounds what the indexes cannot answer). Available
+   * jobs are read from the queues' run order itself: an available job that
+   * a claim passed over for being past its waiting deadline has left it and
+   * is not listed (the expiry pass discards it).
    */
   listJobs(query: JobQuery): Promise<Page<Job>>;
   /** The ids a listing would return, without reading the jobs: for bulk operations. */
@@ -172,10 +176,11 @@ export interface JobStore {
   pruneFacts(now: number): Promise<number>;
   /**
    * Calls `listener` with every beat and lease extension on any replica
-   * from now on, until the returned function is called (live-only heartbeat
-   * events; a store may carry them only while someone listens).
+   * from when the returned promise resolves, until the function it resolves
+   * with is called (live-only heartbeat events; a store may carry them only
+   * while someone listens, and resolves once it does).
    */
-  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void;
+  followHeartbeats(listener: (notice: HeartbeatNotice) => void): Promise<() => void>;
 
   /**
    * Every broken invariant of the stored data (job state against its index
@@ -329,6 +334,8 @@ export interface DirectParams {
 
 export interface RemoveWorkerParams {
   workerId: string;
+  /** Why it goes: declared dead (silent too long), or deregistered (it said goodbye). Recorded in its fact. */
+  reason: 'dead' | 'deregistered';
   /** Remove only if the worker has not beaten since (dead-worker detection). */
   ifLastBeatAt?: number;
   recoveries: readonly { jobId: string; leaseToken: string; outcome: FailureOutcome }[];
@@ -343,7 +350,11 @@ export interface RemoveWorkerOutcome {
 export type QueueCounts = {
   queue: string;
   paused: boolean;
-  /** The enqueued_at of the oldest available job. */ oldestAvailableAt?: number;
+  /**
+   * The enqueued_at of the job that runs next (the first of the queue's run
+   * order): its lag is how long the job that runs next has waited.
+   */
+  oldestAvailableAt?: number;
 } & Record<JobState, number>;
 
 /** One minute of a queue's throughput. */

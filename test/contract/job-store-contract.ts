@@ -682,8 +682,16 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           },
         ];
         await h.beat(worker.workerId, 'running', [held!.id], 1, T0 + 1);
-        expect((await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0, recoveries, now: T0 + 1 })).removed).toBe(false);
-        const removal = await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 1, recoveries, now: T0 + 2 });
+        expect(
+          (await h.store.removeWorker({ workerId: worker.workerId, reason: 'dead', ifLastBeatAt: T0, recoveries, now: T0 + 1 })).removed,
+        ).toBe(false);
+        const removal = await h.store.removeWorker({
+          workerId: worker.workerId,
+          reason: 'dead',
+          ifLastBeatAt: T0 + 1,
+          recoveries,
+          now: T0 + 2,
+        });
         expect(removal.removed).toBe(true);
         expect(removal.transitions).toEqual([expect.objectContaining({ jobId: held!.id, from: 'active', to: 'available' })]);
         expect(await h.store.getJob(held!.id)).toMatchObject({ state: 'available', error: { type: 'worker_death' } });
@@ -695,7 +703,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         await h.enqueue({});
         await h.claim(worker.workerId, ['default']);
-        expect((await h.store.removeWorker({ workerId: worker.workerId, recoveries: [], now: T0 })).removed).toBe(false);
+        expect((await h.store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries: [], now: T0 })).removed).toBe(
+          false,
+        );
       });
     });
 
@@ -917,9 +927,9 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.beat(worker.workerId, 'quiet', [held!.id], 2, T0 + 100);
         const outcome = h.outcome(held!, { type: 'worker_death', message: '' }, T0 + 200, true);
         const recoveries = [{ jobId: held!.id, leaseToken: held!.lease!.token, outcome }];
-        await h.store.removeWorker({ workerId: worker.workerId, ifLastBeatAt: T0 + 100, recoveries, now: T0 + 200 });
+        await h.store.removeWorker({ workerId: worker.workerId, reason: 'dead', ifLastBeatAt: T0 + 100, recoveries, now: T0 + 200 });
         const leaving = await h.register({}, T0 + 300);
-        await h.store.removeWorker({ workerId: leaving.workerId, recoveries: [], now: T0 + 400 });
+        await h.store.removeWorker({ workerId: leaving.workerId, reason: 'deregistered', recoveries: [], now: T0 + 400 });
         const recorded = (await factsAfter())
           .map((r) => r.fact)
           .filter((f) => f.kind === 'worker' || (f.kind === 'job' && f.from === 'active'));
@@ -1065,16 +1075,12 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [held] = (await h.claim(worker.workerId, ['default'])).jobs;
         const notices: HeartbeatNotice[] = [];
         const progress = new Progress();
-        const stop = h.store.followHeartbeats((notice) => {
+        const stop = await h.store.followHeartbeats((notice) => {
           notices.push(notice);
           progress.changed();
         });
-        // A shared store carries notices once its subscription is up: beat until one arrives (bounded).
-        let sequence = 0;
-        while (notices.length === 0 && sequence < 500) {
-          sequence += 1;
-          await h.beat(worker.workerId, 'running', [held!.id], sequence, T0 + sequence);
-        }
+        // Following has begun once the promise resolves: the first beat after it is told.
+        await h.beat(worker.workerId, 'running', [held!.id], 1, T0 + 1);
         await progress.until(
           () => notices.length > 0,
           () => 'a beat notice',
@@ -1148,15 +1154,62 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await ids(query({ states: ['available'] }, { after: first.nextAfter! }))).toEqual(jobs.slice(2));
       });
 
-      it('merges the listings of several states by their listing times', async () => {
+      it('lists available jobs first, in run order, then merges the other states by their listing times', async () => {
         const [done, available, scheduled, later] = await enqueueInTurn({ queue: 'done' }, {}, { scheduledAt: T0 + 60_000 }, {});
         const pending = h.job({}, { now: T0 + 5, pending: true });
         await h.store.enqueue([pending]);
         await finish([done!], [T0 + 6]);
         const states: JobState[] = ['available', 'scheduled', 'pending', 'completed'];
-        const expected = [available!.id, scheduled!.id, later!.id, pending.id, done!.id];
+        const expected = [available!.id, later!.id, scheduled!.id, pending.id, done!.id];
         expect(await ids(query({ states }))).toEqual(expected);
         expect((await pages(query({ states }, { order: 'newest', limit: 2 }))).flat()).toEqual(expected.toReversed());
+        expect((await pages(query({ states }, { limit: 1 }))).flat()).toEqual(expected);
+      });
+
+      it('lists available jobs queue by queue in name order, each as it runs: priority, then first in, first out', async () => {
+        const [b1, b2, a1, b3, a2] = (
+          await enqueueInTurn(
+            { queue: 'q-b' },
+            { queue: 'q-b', priority: 5 },
+            { queue: 'q-a' },
+            { queue: 'q-b' },
+            { queue: 'q-a', priority: -1 },
+          )
+        ).map((j) => j.id);
+        const runOrder = [a1, a2, b2, b1, b3];
+        expect(await ids(query({ states: ['available'] }))).toEqual(runOrder);
+        expect((await pages(query({ states: ['available'] }, { limit: 2 }))).flat()).toEqual(runOrder);
+        expect((await pages(query({ states: ['available'] }, { order: 'newest', limit: 2 }))).flat()).toEqual(runOrder.toReversed());
+        expect(await ids(query({ states: ['available'], queue: 'q-b' }))).toEqual([b2, b1, b3]);
+        // The job that runs next is listed first: what a claim takes.
+        const worker = await h.register({ queues: ['q-b'] });
+        expect((await h.claim(worker.workerId, ['q-b'], 1)).jobs.map((j) => j.id)).toEqual([b2]);
+      });
+
+      it('passes at most the scan budget of queues without available jobs in one page, continuing after them', async () => {
+        await enqueueInTurn({ queue: 'q-1', scheduledAt: T0 + 60_000 }, { queue: 'q-2', scheduledAt: T0 + 60_000 });
+        const [job] = await enqueueInTurn({ queue: 'q-3' });
+        const first = await h.store.listJobs(query({ states: ['available'] }, { scanBudget: 2 }));
+        expect(first.items).toEqual([]);
+        expect(first.nextAfter).toBeDefined();
+        expect(await ids(query({ states: ['available'] }, { scanBudget: 2, after: first.nextAfter! }))).toEqual([job!.id]);
+      });
+
+      it('lists active jobs by when their attempt started, of one queue by scanning them within the budget', async () => {
+        const worker = await h.register({ queues: ['q-a', 'q-b'] });
+        const [a1, b1, a2] = (await enqueueInTurn({ queue: 'q-a' }, { queue: 'q-b' }, { queue: 'q-a', priority: 5 })).map((j) => j.id);
+        // Started in another order than created: a2 (first in line), b1, a1.
+        for (const [queue, at] of [
+          ['q-a', T0 + 10],
+          ['q-b', T0 + 20],
+          ['q-a', T0 + 30],
+        ] as const) {
+          await h.claim(worker.workerId, [queue], 1, at);
+        }
+        expect(await ids(query({ states: ['active'] }))).toEqual([a2, b1, a1]);
+        expect(await ids(query({ states: ['active'] }, { order: 'newest' }))).toEqual([a1, b1, a2]);
+        const ofQueue = query({ states: ['active'], queue: 'q-a' }, { scanBudget: 1 });
+        expect(await pages(ofQueue)).toEqual([[a2], [], [a1]]);
       });
 
       it('filters by queue, type and creation time, using the time where the listing is by it', async () => {
@@ -1169,11 +1222,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         );
         const [s1, s2, s3, s4, a5] = jobs.map((j) => j.id);
         expect(await ids(query({ states: ['scheduled'], queue: 'q1' }))).toEqual([s1, s3, s4]);
-        expect(await ids(query({ states: ['scheduled', 'available'], type: 'a' }))).toEqual([s1, s2, s4, a5]);
+        expect(await ids(query({ states: ['scheduled', 'available'], type: 'a' }))).toEqual([a5, s1, s2, s4]);
         const created = { createdAfter: T0 + 2, createdBefore: T0 + 4 };
         expect(await ids(query({ states: ['scheduled'], ...created }))).toEqual([s2, s3, s4]);
         expect(await ids(query({ states: ['scheduled'], ...created }, { order: 'newest' }))).toEqual([s4, s3, s2]);
-        expect(await ids(query({ states: ['scheduled', 'available'], queue: 'q1', createdAfter: T0 + 4 }))).toEqual([s4, a5]);
+        expect(await ids(query({ states: ['scheduled', 'available'], queue: 'q1', createdAfter: T0 + 4 }))).toEqual([a5, s4]);
         expect(await ids(query({ states: ['available'], createdBefore: T0 + 4 }))).toEqual([]);
         // Where the listing is by the filtered time, the range ends the listing: no next page past it, whatever the budget.
         const ranged = async (filter: Partial<JobFilter>, order: ListOrder) => {
@@ -1226,17 +1279,31 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect([firstIds.items, firstIds.nextAfter === undefined]).toEqual([jobs.slice(0, 2), false]);
       });
 
-      it('neither repeats nor skips a job that stays in the filter while others change between pages', async () => {
+      it('neither repeats nor skips a job that stays in its state while others change between pages', async () => {
         const worker = await h.register();
         const jobs = (await enqueueInTurn({}, {}, {}, {}, { priority: 10 }, {})).map((j) => j.id);
-        const states: JobState[] = ['available', 'active'];
+        const [done] = (await enqueueInTurn({ scheduledAt: T0 + 60_000 }, { scheduledAt: T0 + 60_000 })).map((j) => j.id);
+        const states: JobState[] = ['available', 'scheduled'];
         const first = await h.store.listJobs(query({ states }, { limit: 2 }));
-        // A claim moves the prioritized job from available to active (the same listing key); a cancel takes one out.
+        expect(first.items.map((j) => j.id)).toEqual([jobs[4], jobs[0]]);
+        // A claim takes the prioritized job (already listed), a cancel takes one out, and jobs come in
+        // ahead of the cursor (not listed) and behind it (listed).
         expect((await h.claim(worker.workerId, ['default'], 1)).jobs.map((j) => j.id)).toEqual([jobs[4]]);
         await h.store.cancel(jobs[3]!, T0);
-        await h.store.enqueue([h.job({}, { now: T0 })]);
+        await h.store.cancel(done!, T0);
+        const [ahead, behind] = [h.job({ priority: 5 }, { now: T0 + 10 }), h.job({}, { now: T0 + 10 })];
+        await h.store.enqueue([ahead, behind]);
         const rest = await pages(query({ states }, { limit: 2, after: first.nextAfter! }));
-        expect([...first.items.map((j) => j.id), ...rest.flat()]).toEqual([jobs[0], jobs[1], jobs[2], jobs[4], jobs[5]]);
+        const scheduled = (await ids(query({ states: ['scheduled'] }))).at(-1);
+        expect([...first.items.map((j) => j.id), ...rest.flat()]).toEqual([
+          jobs[4],
+          jobs[0],
+          jobs[1],
+          jobs[2],
+          jobs[5],
+          behind.id,
+          scheduled,
+        ]);
       });
     });
 
@@ -1346,11 +1413,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.store.pruneTerminal(T0 + 10 * 86_400_000, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(
           0,
         );
-        // The id is free again, and the new job is listed once.
+        // The id is free again, and the new job is listed once (queue by queue: gone, then kept).
         await h.store.enqueue([{ ...h.job({ queue: 'gone' }, { now: T0 + 1 }), id: cancelled!.id }]);
         expect((await h.store.listJobs({ ...listing, filter: { states: ['available'] } })).items.map((j) => j.id)).toEqual([
-          waiting!.id,
           cancelled!.id,
+          waiting!.id,
         ]);
       });
     });
@@ -1392,16 +1459,19 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.store.listQueues({ limit: 10 })).toEqual({ items: [] });
       });
 
-      it('gives every listed queue the time its oldest available job became available', async () => {
+      it('gives every listed queue the time the job that runs next became available', async () => {
         const worker = await h.register({ queues: ['q'] });
         await h.store.enqueue([h.job({ queue: 'q' }, { now: T0 + 5 })]);
         await h.store.enqueue([h.job({ queue: 'q' }, { now: T0 + 9 })]);
+        await h.store.enqueue([h.job({ queue: 'q', priority: 1 }, { now: T0 + 12 })]);
         const counts = async () => (await h.store.listQueues({ limit: 10 })).items[0]!;
+        // The prioritized job runs next: the queue's lag is how long it has waited.
+        expect((await counts()).oldestAvailableAt).toBe(T0 + 12);
+        await h.claim(worker.workerId, ['q'], 1, T0 + 20);
         expect((await counts()).oldestAvailableAt).toBe(T0 + 5);
-        await h.claim(worker.workerId, ['q'], 1, T0 + 10);
-        expect((await counts()).oldestAvailableAt).toBe(T0 + 9);
-        await h.claim(worker.workerId, ['q'], 1, T0 + 10);
+        await h.claim(worker.workerId, ['q'], 2, T0 + 20);
         expect((await counts()).oldestAvailableAt).toBeUndefined();
+        expect((await h.store.queueStats('q', T0 + 20)).counts.oldestAvailableAt).toBeUndefined();
       });
     });
 

@@ -1,7 +1,7 @@
 import { array, assert, asyncProperty, boolean, constantFrom, integer, option, record, string, type Arbitrary } from 'fast-check';
 import { Redis } from 'ioredis';
 import { JOB_STATES, TERMINAL_STATES, type Job, type JobState } from '../../src/domain/job';
-import { listingKey, listingTimeOf } from '../../src/domain/job-query';
+import { availableListingKey, listingKey, listingTimeOf, runRank } from '../../src/domain/job-query';
 import { canTransition, isTerminal } from '../../src/domain/job-state-machine';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../../src/domain/job-submission';
 import { leaseProblem, leaseToken } from '../../src/domain/lease';
@@ -189,7 +189,7 @@ describe('the Lua mirrors of the domain rules', () => {
     );
   });
 
-  it('order a ready queue by priority, highest first, then first in first out', async () => {
+  it('order a ready queue by priority, highest first, then first in first out, scored by run rank and listed by it', async () => {
     // Sequences as the store hands them out: increasing, below the span the score reserves for them.
     const input = array(record({ priority: integer({ min: PRIORITY_MIN, max: PRIORITY_MAX }), gap: integer({ min: 1, max: 2 ** 36 }) }), {
       minLength: 1,
@@ -199,18 +199,23 @@ describe('the Lua mirrors of the domain rules', () => {
       asyncProperty(input, async (entries) => {
         let seq = 0;
         const jobs = entries.map(({ priority, gap }, i) => ({ id: `j${i}`, priority, seq: (seq += gap) }));
+        const domain = jobs.toSorted((a, b) => b.priority - a.priority || a.seq - b.seq);
         // Through a real sorted set, so Redis's own score arithmetic is part of what is checked.
-        const order = await evalLua(
+        const lua = await evalLua(
           `local key = 'lua-domain-test:ready'
           redis.call('DEL', key)
           for i = 1, #ARGV, 3 do redis.call('ZADD', key, readyScoreOf(ARGV[i + 1], tonumber(ARGV[i + 2])), ARGV[i]) end
-          local order = redis.call('ZRANGE', key, 0, -1)
+          local scored = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
           redis.call('DEL', key)
-          return order`,
+          local order, keys = {}, {}
+          for i = 1, #scored, 2 do
+            order[#order + 1] = scored[i]
+            keys[#keys + 1] = availableKey('q-1', tonumber(scored[i + 1]))
+          end
+          return { order, keys }`,
           jobs.flatMap((job) => [job.id, job.priority, job.seq]),
         );
-        const domain = jobs.toSorted((a, b) => b.priority - a.priority || a.seq - b.seq).map((job) => job.id);
-        expect(order).toEqual(domain);
+        expect(lua).toEqual([domain.map((job) => job.id), domain.map((job) => availableListingKey('q-1', runRank(job.priority, job.seq)))]);
       }),
       RUNS,
     );
@@ -218,9 +223,9 @@ describe('the Lua mirrors of the domain rules', () => {
 
   it('list jobs by the time and key the domain lists them by', async () => {
     const input = record({
-      state: constantFrom(...JOB_STATES),
+      state: constantFrom(...JOB_STATES.filter((state) => state !== 'available')),
       createdAt: time,
-      enqueuedAt: optional(time),
+      startedAt: optional(time),
       completedAt: optional(time),
       id: string({ minLength: 1, maxLength: 40 }),
     });
@@ -233,13 +238,7 @@ describe('the Lua mirrors of the domain rules', () => {
             out[#out + 1] = listingKey(listingTime(ARGV[i], ARGV[i + 1], given(ARGV[i + 2]), given(ARGV[i + 3])), ARGV[i + 4])
           end
           return out`,
-          inputs.flatMap(({ state, createdAt, enqueuedAt, completedAt, id }) => [
-            state,
-            createdAt,
-            text(enqueuedAt),
-            text(completedAt),
-            id,
-          ]),
+          inputs.flatMap(({ state, createdAt, startedAt, completedAt, id }) => [state, createdAt, text(startedAt), text(completedAt), id]),
         );
         expect(lua).toEqual(inputs.map((job) => listingKey(listingTimeOf(job), job.id)));
       }),

@@ -83,7 +83,7 @@ describe('the memory store tables', () => {
     });
     const again = (await h.claim(worker.workerId, ['default', 'other'], 10, now)).jobs;
     const recoveries = again.map((job) => ({ jobId: job.id, leaseToken: job.lease!.token, outcome: outcome(job) }));
-    expect((await store.removeWorker({ workerId: worker.workerId, recoveries, now })).removed).toBe(true);
+    expect((await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries, now })).removed).toBe(true);
     expect(await store.audit()).toEqual([]);
     await Promise.all(jobs.map((job) => store.cancel(job.id, now).catch(() => undefined)));
     await store.cancel(pending.id, now).catch(() => undefined);
@@ -132,8 +132,13 @@ describe('the memory store tables', () => {
     ],
     [
       'a listing key of a job in another state',
-      (t, { waiting }) => t.listings.add('pending', 'other', t.jobs.get(waiting.id)!.key),
-      /the pending listing of queue other has .*, which names job .* \(available, queue other\)/,
+      (t, { scheduled }) => t.listings.add('pending', 'other', t.jobs.get(scheduled.id)!.key),
+      /the pending listing of queue other has .*, which names job .* \(scheduled, queue other\)/,
+    ],
+    [
+      'an available job listed under another run position',
+      (t, { waiting }) => (t.jobs.get(waiting.id)!.key = 'other#0000000000000001'),
+      /is listed under other#0000000000000001 but its listing key is other#\d{16}/,
     ],
     [
       'a job listed under a stale key',
@@ -162,7 +167,7 @@ describe('the memory store tables', () => {
       leaseToken: held.lease!.token,
       outcome: h.outcome(held, { type: 'worker_death', message: '' }, T0, true),
     };
-    expect(await store.removeWorker({ workerId: worker.workerId, recoveries: [recovery], now: T0 })).toMatchObject({
+    expect(await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries: [recovery], now: T0 })).toMatchObject({
       removed: true,
       transitions: [expect.objectContaining({ jobId: held.id, to: 'available' })],
     });
@@ -174,6 +179,7 @@ describe('the memory store tables', () => {
     const outcome = h.outcome(held, { type: 'worker_death', message: '' }, T0, true);
     const removal = await store.removeWorker({
       workerId: worker.workerId,
+      reason: 'deregistered',
       recoveries: [{ jobId: held.id, leaseToken: 'old', outcome }],
       now: T0,
     });

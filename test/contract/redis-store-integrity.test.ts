@@ -173,7 +173,7 @@ describe('Redis scripts', () => {
       now: T0,
     });
     expect(settled.every((outcome) => outcome.ok)).toBe(true);
-    expect((await store.removeWorker({ workerId: worker.workerId, recoveries: [], now: T0 })).removed).toBe(true);
+    expect((await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries: [], now: T0 })).removed).toBe(true);
   });
 
   it('take batches of any length, passed as one array rather than spread into a call', async () => {
@@ -273,7 +273,7 @@ describe('Redis worker removal', () => {
       leaseToken: job.lease!.token,
       outcome: h.outcome(job, { type: 'worker_death', message: '' }, T0, true),
     }));
-    const removal = await store.removeWorker({ workerId: worker.workerId, recoveries, now: T0 });
+    const removal = await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries, now: T0 });
     expect(removal.removed).toBe(true);
     expect(removal.transitions).toHaveLength(4);
     expect(await store.getWorker(worker.workerId)).toBeUndefined();
@@ -287,11 +287,16 @@ describe('Redis worker removal', () => {
       leaseToken: job.lease!.token,
       outcome: h.outcome(job, { type: 'worker_death', message: '' }, T0, true),
     }));
-    expect(await store.removeWorker({ workerId: worker.workerId, recoveries, now: T0 })).toEqual({ removed: false, transitions: [] });
+    expect(await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries, now: T0 })).toEqual({
+      removed: false,
+      transitions: [],
+    });
     // An item decided for an earlier lease of the job does not cover it either.
     const first = jobs[0]!;
     const stale = { jobId: first.id, leaseToken: `${first.lease!.token}-earlier`, outcome: recoveries[0]!.outcome };
-    expect(await store.removeWorker({ workerId: worker.workerId, recoveries: [stale, ...recoveries], now: T0 })).toEqual({
+    expect(
+      await store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', recoveries: [stale, ...recoveries], now: T0 }),
+    ).toEqual({
       removed: false,
       transitions: [],
     });
@@ -301,11 +306,11 @@ describe('Redis worker removal', () => {
 });
 
 describe('Redis queues', () => {
-  it('leave no key behind once their last job is pruned, but the event log (bounded) and the sequence', async () => {
+  it('leave no key behind once their last job is pruned, but the event log (bounded, with its last position) and the sequence', async () => {
     const [job] = await h.enqueue({ queue: 'brief' });
     await store.cancel(job!.id, T0);
     expect(await store.pruneTerminal(T0 + 1, { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 }, 10)).toBe(1);
-    expect(Object.keys(await snapshot())).toEqual([keys.events, keys.seq]);
+    expect(Object.keys(await snapshot())).toEqual([keys.eventPosition, keys.events, keys.seq].toSorted());
   });
 });
 

@@ -7,7 +7,7 @@ import { enqueueOne, getJob } from '../support/jobs';
 import { ManualClock } from '../support/manual-clock';
 import { rpcError } from '../support/rpc-error';
 import type { StreamReader } from '../support/streams';
-import { TestServer, type Clients } from '../support/test-server';
+import { shareServer } from '../support/shared-server';
 import { TestWorker } from '../support/test-worker';
 
 const hasDeliveries = (m: FetchResponse): boolean => m.deliveries.length > 0;
@@ -15,25 +15,14 @@ const S = JobState;
 
 describe('the job lifecycle', () => {
   const clock = new ManualClock();
-  let server: TestServer;
-  let clients: Clients;
-  const openStreams: { close(): void }[] = [];
-
-  beforeAll(async () => {
-    server = await TestServer.start({ clock, protocol: { heartbeatTimeoutMs: 3_600_000 } });
-    clients = server.connect();
-  });
-  afterEach(() => {
-    for (const stream of openStreams.splice(0)) stream.close();
-  });
-  afterAll(() => server.stop());
+  const shared = shareServer({ clock, protocol: { heartbeatTimeoutMs: 3_600_000 } });
 
   async function workerFor(job: DeepPartial<Job> = {}) {
     const queue = `q-${randomUUID().slice(0, 8)}`;
-    const worker = await TestWorker.register(clients, { queues: [queue] });
+    const worker = await TestWorker.register(shared.clients, { queues: [queue] });
     const fetch = worker.openFetch();
-    openStreams.push(fetch);
-    const stored = await enqueueOne(clients, { queue, ...job });
+    shared.closeAfterTest(fetch);
+    const stored = await enqueueOne(shared.clients, { queue, ...job });
     return { worker, fetch, job: stored, queue };
   }
 
@@ -52,17 +41,17 @@ describe('the job lifecycle', () => {
       const delay = reply.nextRetryAt!.getTime() - clock.now();
       delays.push(delay);
       clock.advance(delay - 1);
-      await server.runMaintenance();
-      expect((await getJob(clients, job.id)).state).toBe(S.JOB_STATE_RETRYABLE);
+      await shared.server.runMaintenance();
+      expect((await getJob(shared.clients, job.id)).state).toBe(S.JOB_STATE_RETRYABLE);
       clock.advance(1);
-      await server.runMaintenance();
+      await shared.server.runMaintenance();
     }
     const lastDelivery = await nextDelivery(fetch);
     expect(lastDelivery.job!.attempt).toBe(3);
     const lastReply = await worker.fail(lastDelivery, { type: 'SmtpError', message: 'try 3' });
     expect(lastReply.state).toBe(S.JOB_STATE_DISCARDED);
     expect(delays).toEqual([1_000, 2_000]);
-    const final = await getJob(clients, job.id);
+    const final = await getJob(shared.clients, job.id);
     expect(final).toMatchObject({
       state: S.JOB_STATE_DISCARDED,
       attempt: 3,
@@ -79,7 +68,7 @@ describe('the job lifecycle', () => {
     });
     const reply = await worker.fail(await nextDelivery(fetch), { type: 'validation.bad_email' });
     expect(reply.state).toBe(S.JOB_STATE_DISCARDED);
-    expect(await getJob(clients, job.id)).toMatchObject({ attempt: 1, deadLetter: true });
+    expect(await getJob(shared.clients, job.id)).toMatchObject({ attempt: 1, deadLetter: true });
   });
 
   it.each([
@@ -89,13 +78,13 @@ describe('the job lifecycle', () => {
   ])('lets the handler code %i end the job whatever attempts remain', async (code, deadLetter) => {
     const { worker, fetch, job } = await workerFor();
     await worker.fail(await nextDelivery(fetch), { type: 'Whatever', code });
-    expect(await getJob(clients, job.id)).toMatchObject({ state: S.JOB_STATE_DISCARDED, deadLetter, error: { code } });
+    expect(await getJob(shared.clients, job.id)).toMatchObject({ state: S.JOB_STATE_DISCARDED, deadLetter, error: { code } });
   });
 
   it('stores a structured error with its backtrace capped', async () => {
     const { worker, fetch, job } = await workerFor();
     const delivery = await nextDelivery(fetch);
-    await clients.workers.fail({
+    await shared.clients.workers.fail({
       workerId: worker.workerId,
       jobId: delivery.job!.id,
       leaseToken: delivery.leaseToken,
@@ -109,7 +98,7 @@ describe('the job lifecycle', () => {
         occurredAt: undefined,
       },
     });
-    const { error } = await getJob(clients, job.id);
+    const { error } = await getJob(shared.clients, job.id);
     expect(error).toMatchObject({ type: 'TypeError', message: 'x is undefined', attempt: 1, details: { input: 'abc' } });
     expect(error!.backtrace).toHaveLength(50);
     expect(error!.occurredAt).toEqual(new Date(clock.now()));
@@ -126,35 +115,35 @@ describe('the job lifecycle', () => {
   it('revives a discarded job with RetryJob, resetting attempts and errors', async () => {
     const { worker, fetch, job } = await workerFor({ retry: { maxAttempts: 1 } });
     await worker.fail(await nextDelivery(fetch), { type: 'Boom' });
-    const { job: revived } = await clients.jobs.retryJob({ jobId: job.id });
+    const { job: revived } = await shared.clients.jobs.retryJob({ jobId: job.id });
     expect(revived).toMatchObject({ state: S.JOB_STATE_AVAILABLE, attempt: 0, errors: [] });
     expect((await nextDelivery(fetch)).job).toMatchObject({ id: job.id, attempt: 1 });
   });
 
   it('makes a scheduled job available when its time comes', async () => {
     const queue = `q-${randomUUID().slice(0, 8)}`;
-    const job = await enqueueOne(clients, { queue, scheduledAt: new Date(clock.now() + 60_000) });
+    const job = await enqueueOne(shared.clients, { queue, scheduledAt: new Date(clock.now() + 60_000) });
     clock.advance(59_999);
-    await server.runMaintenance();
-    expect((await getJob(clients, job.id)).state).toBe(S.JOB_STATE_SCHEDULED);
+    await shared.server.runMaintenance();
+    expect((await getJob(shared.clients, job.id)).state).toBe(S.JOB_STATE_SCHEDULED);
     clock.advance(1);
-    await server.runMaintenance();
-    expect(await getJob(clients, job.id)).toMatchObject({ state: S.JOB_STATE_AVAILABLE, enqueuedAt: new Date(clock.now()) });
+    await shared.server.runMaintenance();
+    expect(await getJob(shared.clients, job.id)).toMatchObject({ state: S.JOB_STATE_AVAILABLE, enqueuedAt: new Date(clock.now()) });
   });
 
   it('discards a job whose expires_at passes before it starts, and never delivers it', async () => {
     const queue = `q-${randomUUID().slice(0, 8)}`;
-    const job = await enqueueOne(clients, { queue, expiresAt: new Date(clock.now() + 10_000) });
+    const job = await enqueueOne(shared.clients, { queue, expiresAt: new Date(clock.now() + 10_000) });
     clock.advance(10_000);
-    await server.runMaintenance();
-    expect(await getJob(clients, job.id)).toMatchObject({ state: S.JOB_STATE_DISCARDED, error: { type: 'expired' } });
+    await shared.server.runMaintenance();
+    expect(await getJob(shared.clients, job.id)).toMatchObject({ state: S.JOB_STATE_DISCARDED, error: { type: 'expired' } });
   });
 
   it('activates pending jobs only', async () => {
-    const { jobs } = await clients.jobs.enqueue({ jobs: [{ type: 'test.job', args: [] }], pending: true });
+    const { jobs } = await shared.clients.jobs.enqueue({ jobs: [{ type: 'test.job', args: [] }], pending: true });
     const pending = jobs[0]!;
-    expect((await clients.jobs.activateJob({ jobId: pending.id })).job!.state).toBe(S.JOB_STATE_AVAILABLE);
-    expect(await rpcError(clients.jobs.activateJob({ jobId: pending.id }))).toMatchObject({
+    expect((await shared.clients.jobs.activateJob({ jobId: pending.id })).job!.state).toBe(S.JOB_STATE_AVAILABLE);
+    expect(await rpcError(shared.clients.jobs.activateJob({ jobId: pending.id }))).toMatchObject({
       code: Status.FAILED_PRECONDITION,
       reason: 'invalid_state',
       metadata: { from_state: 'available', to_state: 'available' },
@@ -162,33 +151,37 @@ describe('the job lifecycle', () => {
   });
 
   it('cancels unfinished jobs, idempotently, and keeps terminal states permanent', async () => {
-    const waiting = await enqueueOne(clients, { queue: `q-${randomUUID().slice(0, 8)}` });
-    expect((await clients.jobs.cancelJob({ jobId: waiting.id })).job!.state).toBe(S.JOB_STATE_CANCELLED);
-    expect((await clients.jobs.cancelJob({ jobId: waiting.id })).job!.state).toBe(S.JOB_STATE_CANCELLED);
-    expect(await rpcError(clients.jobs.retryJob({ jobId: waiting.id }))).toMatchObject({ code: Status.FAILED_PRECONDITION });
-    expect(await rpcError(clients.jobs.activateJob({ jobId: waiting.id }))).toMatchObject({ code: Status.FAILED_PRECONDITION });
+    const waiting = await enqueueOne(shared.clients, { queue: `q-${randomUUID().slice(0, 8)}` });
+    expect((await shared.clients.jobs.cancelJob({ jobId: waiting.id })).job!.state).toBe(S.JOB_STATE_CANCELLED);
+    expect((await shared.clients.jobs.cancelJob({ jobId: waiting.id })).job!.state).toBe(S.JOB_STATE_CANCELLED);
+    expect(await rpcError(shared.clients.jobs.retryJob({ jobId: waiting.id }))).toMatchObject({ code: Status.FAILED_PRECONDITION });
+    expect(await rpcError(shared.clients.jobs.activateJob({ jobId: waiting.id }))).toMatchObject({ code: Status.FAILED_PRECONDITION });
 
     const { worker, fetch, job } = await workerFor();
     const delivery = await nextDelivery(fetch);
     await worker.ack(delivery);
-    for (const call of [clients.jobs.cancelJob({ jobId: job.id }), clients.jobs.retryJob({ jobId: job.id }), worker.ack(delivery)]) {
+    for (const call of [
+      shared.clients.jobs.cancelJob({ jobId: job.id }),
+      shared.clients.jobs.retryJob({ jobId: job.id }),
+      worker.ack(delivery),
+    ]) {
       expect(await rpcError(call)).toMatchObject({ code: Status.FAILED_PRECONDITION, reason: 'invalid_state' });
     }
-    expect((await getJob(clients, job.id)).state).toBe(S.JOB_STATE_COMPLETED);
+    expect((await getJob(shared.clients, job.id)).state).toBe(S.JOB_STATE_COMPLETED);
   });
 
   it('answers NOT_FOUND for unknown jobs and INVALID_ARGUMENT for an id that cannot be one', async () => {
     const unknown = uuidv7();
     for (const call of [
-      clients.jobs.getJob({ jobId: unknown }),
-      clients.jobs.cancelJob({ jobId: unknown }),
-      clients.jobs.activateJob({ jobId: unknown }),
-      clients.jobs.retryJob({ jobId: unknown }),
+      shared.clients.jobs.getJob({ jobId: unknown }),
+      shared.clients.jobs.cancelJob({ jobId: unknown }),
+      shared.clients.jobs.activateJob({ jobId: unknown }),
+      shared.clients.jobs.retryJob({ jobId: unknown }),
     ]) {
       expect(await rpcError(call)).toMatchObject({ code: Status.NOT_FOUND, reason: 'not_found', metadata: { job_id: unknown } });
     }
     for (const jobId of ['', 'nope', unknown.toUpperCase()]) {
-      expect(await rpcError(clients.jobs.getJob({ jobId }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['job_id'] });
+      expect(await rpcError(shared.clients.jobs.getJob({ jobId }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['job_id'] });
     }
   });
 });

@@ -8,7 +8,7 @@ import { enqueueOne, getJob } from '../support/jobs';
 import { ManualClock } from '../support/manual-clock';
 import { rpcError } from '../support/rpc-error';
 import type { StreamReader } from '../support/streams';
-import { TestServer, type Clients } from '../support/test-server';
+import { shareServer } from '../support/shared-server';
 import { TestWorker } from '../support/test-worker';
 import { within } from '../support/waiting';
 
@@ -29,30 +29,19 @@ const argOfBytes = (bytes: number): string => 'x'.repeat(bytes - 1 - varintBytes
 
 describe('large jobs and a default client', () => {
   const clock = new ManualClock();
-  let server: TestServer;
-  let clients: Clients;
-  const streams: { close(): void }[] = [];
-
-  beforeAll(async () => {
-    server = await TestServer.start({
-      clock,
-      protocol: { heartbeatTimeoutMs: 3_600_000 },
-      limits: { maxJobBytes: MAX_JOB_BYTES, maxResultBytes: 0 },
-    });
-    clients = server.connect();
+  const shared = shareServer({
+    clock,
+    protocol: { heartbeatTimeoutMs: 3_600_000 },
+    limits: { maxJobBytes: MAX_JOB_BYTES, maxResultBytes: 0 },
   });
-  afterEach(() => {
-    for (const stream of streams.splice(0)) stream.close();
-  });
-  afterAll(() => server.stop());
 
   const newQueue = (): string => `big-${randomUUID().slice(0, 8)}`;
 
   /** A registered worker's Fetch stream; its messages must each fit a default client. */
   async function fetching(queue: string, concurrency: number): Promise<{ worker: TestWorker; fetch: StreamReader<FetchResponse> }> {
-    const worker = await TestWorker.register(clients, { queues: [queue], concurrency });
+    const worker = await TestWorker.register(shared.clients, { queues: [queue], concurrency });
     const fetch = worker.openFetch();
-    streams.push(fetch);
+    shared.closeAfterTest(fetch);
     return { worker, fetch };
   }
 
@@ -70,7 +59,7 @@ describe('large jobs and a default client', () => {
   it('delivers many large jobs to one worker of concurrency 500 in several messages a default client takes, each job once (finding 4)', async () => {
     const queue = newQueue();
     const ids = new Set<string>();
-    for (let i = 0; i < 12; i++) ids.add((await enqueueOne(clients, { queue, args: [argOfBytes(1_200_000)] })).id);
+    for (let i = 0; i < 12; i++) ids.add((await enqueueOne(shared.clients, { queue, args: [argOfBytes(1_200_000)] })).id);
     const { worker, fetch } = await fetching(queue, 500);
     const delivered: Delivery[] = [];
     let messages = 0;
@@ -82,15 +71,15 @@ describe('large jobs and a default client', () => {
     // At most three of 1.2 MB fit a message.
     expect(messages).toBeGreaterThanOrEqual(4);
     const completions = delivered.map((d) => ({ jobId: d.job!.id, leaseToken: d.leaseToken, result: undefined }));
-    const { results } = await clients.workers.ackBatch({ workerId: worker.workerId, completions });
+    const { results } = await shared.clients.workers.ackBatch({ workerId: worker.workerId, completions });
     expect(results.map((r) => r.ok)).toEqual(completions.map(() => true));
   });
 
   it('sends two jobs of 2.5 MB in separate messages (finding 5)', async () => {
     const queue = newQueue();
     const jobs = [
-      await enqueueOne(clients, { queue, args: [argOfBytes(2_500_000)] }),
-      await enqueueOne(clients, { queue, args: [argOfBytes(2_500_000)] }),
+      await enqueueOne(shared.clients, { queue, args: [argOfBytes(2_500_000)] }),
+      await enqueueOne(shared.clients, { queue, args: [argOfBytes(2_500_000)] }),
     ];
     const { fetch } = await fetching(queue, 2);
     const first = await nextDeliveries(fetch);
@@ -101,23 +90,23 @@ describe('large jobs and a default client', () => {
 
   it('refuses an error type over 255 characters and details over 4 KiB, and the job stays active (finding 5)', async () => {
     const queue = newQueue();
-    const job = await enqueueOne(clients, { queue });
+    const job = await enqueueOne(shared.clients, { queue });
     const { worker, fetch } = await fetching(queue, 1);
     const [delivery] = await nextDeliveries(fetch);
     const fail = (error: { type: string; details?: Record<string, unknown> }) =>
-      clients.workers.fail({ workerId: worker.workerId, jobId: job.id, leaseToken: delivery!.leaseToken, error });
+      shared.clients.workers.fail({ workerId: worker.workerId, jobId: job.id, leaseToken: delivery!.leaseToken, error });
     expect(await rpcError(fail({ type: 'T'.repeat(256) }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['error.type'] });
     expect(await rpcError(fail({ type: 'Timeout', details: { blob: 'd'.repeat(5_000) } }))).toMatchObject({
       code: Status.INVALID_ARGUMENT,
       fields: ['error.details'],
     });
-    expect((await getJob(clients, job.id)).state).toBe(JobState.JOB_STATE_ACTIVE);
+    expect((await getJob(shared.clients, job.id)).state).toBe(JobState.JOB_STATE_ACTIVE);
   });
 
   it('keeps a job of the largest size deliverable through twenty-one failures with the largest errors (finding 5)', async () => {
     const queue = newQueue();
     const retry = { maxAttempts: 25, initialInterval: 'PT0.001S', maxInterval: 'PT0.001S', jitter: false };
-    const job = await enqueueOne(clients, { queue, args: [argOfBytes(MAX_JOB_BYTES)], retry });
+    const job = await enqueueOne(shared.clients, { queue, args: [argOfBytes(MAX_JOB_BYTES)], retry });
     const { worker, fetch } = await fetching(queue, 1);
     const largestError = {
       type: 'T'.repeat(255),
@@ -128,14 +117,19 @@ describe('large jobs and a default client', () => {
     for (let attempt = 1; attempt <= 21; attempt++) {
       const [delivery] = await nextDeliveries(fetch);
       expect(delivery!.job).toMatchObject({ id: job.id, attempt });
-      await clients.workers.fail({ workerId: worker.workerId, jobId: job.id, leaseToken: delivery!.leaseToken, error: largestError });
+      await shared.clients.workers.fail({
+        workerId: worker.workerId,
+        jobId: job.id,
+        leaseToken: delivery!.leaseToken,
+        error: largestError,
+      });
       clock.advance(10);
-      await server.runMaintenance();
+      await shared.server.runMaintenance();
     }
     const [last] = await nextDeliveries(fetch);
     expect(last!.job!.errors).toHaveLength(20);
     expect(last!.job!.attempt).toBe(22);
     // GetJob answers it to a default client too.
-    expect((await getJob(clients, job.id)).attempt).toBe(22);
+    expect((await getJob(shared.clients, job.id)).attempt).toBe(22);
   });
 });

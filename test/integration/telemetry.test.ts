@@ -9,7 +9,7 @@ import { ManualClock } from '../support/manual-clock';
 import { objectContaining } from '../support/matchers';
 import { producerSpan } from '../support/producer-span';
 import type { StreamReader } from '../support/streams';
-import { TestServer, type Clients } from '../support/test-server';
+import { shareServer } from '../support/shared-server';
 import { TestWorker } from '../support/test-worker';
 
 const hasDeliveries = (m: FetchResponse): boolean => m.deliveries.length > 0;
@@ -19,28 +19,17 @@ describe('OpenTelemetry spans', () => {
   const clock = new ManualClock();
   // Workers live until a test advances the clock past this.
   const heartbeatTimeoutMs = 3_600_000;
-  let server: TestServer;
-  let clients: Clients;
-  const open: { close(): void }[] = [];
-
-  beforeAll(async () => {
-    server = await TestServer.start({ clock, protocol: { heartbeatTimeoutMs } });
-    clients = server.connect();
-  });
-  afterEach(() => {
-    for (const stream of open.splice(0)) stream.close();
-  });
-  afterAll(() => server.stop());
+  const shared = shareServer({ clock, protocol: { heartbeatTimeoutMs } });
 
   const spansOf = (jobId: string, name = 'ojs.job.transition'): ReadableSpan[] =>
-    server.spans.getFinishedSpans().filter((s) => s.name === name && s.attributes['ojs.job.id'] === jobId);
+    shared.server.spans.getFinishedSpans().filter((s) => s.name === name && s.attributes['ojs.job.id'] === jobId);
 
   /** A worker with a Fetch stream open on a queue of its own. */
   async function fetching(): Promise<{ queue: string; worker: TestWorker; fetch: StreamReader<FetchResponse> }> {
     const queue = newQueue();
-    const worker = await TestWorker.register(clients, { queues: [queue] });
+    const worker = await TestWorker.register(shared.clients, { queues: [queue] });
     const fetch = worker.openFetch();
-    open.push(fetch);
+    shared.closeAfterTest(fetch);
     return { queue, worker, fetch };
   }
 
@@ -49,7 +38,7 @@ describe('OpenTelemetry spans', () => {
 
   it('records a span for every job transition, carrying states, ids, type, queue, attempt and worker', async () => {
     const { queue, worker, fetch } = await fetching();
-    const job = await enqueueOne(clients, { queue, type: 'trace.me' });
+    const job = await enqueueOne(shared.clients, { queue, type: 'trace.me' });
     await worker.fail(await nextDelivery(fetch), { type: 'Boom', message: 'it broke' });
     const common = { 'messaging.system': 'ojs', 'ojs.job.id': job.id, 'ojs.job.type': 'trace.me', 'ojs.job.queue': queue };
     expect(spansOf(job.id).map((s) => s.attributes)).toEqual([
@@ -78,7 +67,7 @@ describe('OpenTelemetry spans', () => {
 
   it('carries on each transition span the lifecycle events it stands for, with their data', async () => {
     const { queue, worker, fetch } = await fetching();
-    const job = await enqueueOne(clients, { queue, type: 'trace.events', retry: { maxAttempts: 2 } });
+    const job = await enqueueOne(shared.clients, { queue, type: 'trace.events', retry: { maxAttempts: 2 } });
     const first = await nextDelivery(fetch);
     clock.advance(40);
     await worker.fail(first, { type: 'Boom', message: 'it broke' });
@@ -103,10 +92,10 @@ describe('OpenTelemetry spans', () => {
 
   it('records a timeout on its transition span, and as an ojs.job.event span under it', async () => {
     const { queue, fetch } = await fetching();
-    const job = await enqueueOne(clients, { queue, type: 'trace.slow', timeout: 10, gracePeriod: 0 });
+    const job = await enqueueOne(shared.clients, { queue, type: 'trace.slow', timeout: 10, gracePeriod: 0 });
     await nextDelivery(fetch);
     clock.advance(10_000);
-    await server.runMaintenance();
+    await shared.server.runMaintenance();
     const reclaim = spansOf(job.id).at(-1)!;
     expect(reclaim.events.map((e) => e.name)).toEqual(['job.failed', 'job.retrying', 'job.timeout']);
     expect(reclaim.events[2]!.attributes).toMatchObject({ timeout_kind: 'execution', limit_seconds: 10, elapsed_seconds: 10, attempt: 1 });
@@ -125,7 +114,7 @@ describe('OpenTelemetry spans', () => {
     const producer = producerSpan();
     const { queue, worker, fetch } = await fetching();
     const [job] = (
-      await clients.jobs.enqueue(
+      await shared.clients.jobs.enqueue(
         { jobs: [jobSpec({ queue, type: 'trace.one' })] },
         { metadata: Metadata({ traceparent: producer.traceparent }) },
       )
@@ -143,8 +132,8 @@ describe('OpenTelemetry spans', () => {
 
   it('joins the trace a producer set in meta.traceparent, through to a cancellation', async () => {
     const producer = producerSpan();
-    const job = await enqueueOne(clients, { queue: newQueue(), meta: { traceparent: producer.traceparent } });
-    await clients.jobs.cancelJob({ jobId: job.id });
+    const job = await enqueueOne(shared.clients, { queue: newQueue(), meta: { traceparent: producer.traceparent } });
+    await shared.clients.jobs.cancelJob({ jobId: job.id });
     const spans = spansOf(job.id);
     expect(spans.map((s) => [s.spanContext().traceId, s.parentSpanContext?.spanId, s.attributes['ojs.job.state.to']])).toEqual([
       [producer.context.traceId, producer.context.spanId, 'available'],
@@ -155,8 +144,8 @@ describe('OpenTelemetry spans', () => {
   it("follows the producer's sampling decision: the spans of a job in an unsampled trace are not recorded", async () => {
     const producer = producerSpan();
     const unsampled = `00-${producer.context.traceId}-${producer.context.spanId}-00`;
-    const job = await enqueueOne(clients, { queue: newQueue(), meta: { traceparent: unsampled } });
-    await clients.jobs.cancelJob({ jobId: job.id });
+    const job = await enqueueOne(shared.clients, { queue: newQueue(), meta: { traceparent: unsampled } });
+    await shared.clients.jobs.cancelJob({ jobId: job.id });
     expect(spansOf(job.id)).toEqual([]);
   });
 
@@ -166,20 +155,20 @@ describe('OpenTelemetry spans', () => {
     ['ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
     ['00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01'],
   ])('records the spans of a job whose traceparent is malformed (%s) as traces of their own', async (traceparent) => {
-    const job = await enqueueOne(clients, { queue: newQueue(), meta: { traceparent } });
+    const job = await enqueueOne(shared.clients, { queue: newQueue(), meta: { traceparent } });
     const spans = spansOf(job.id);
     expect(spans).toHaveLength(1);
     expect(spans[0]!.parentSpanContext).toBeUndefined();
   });
 
   it('records a span for every worker transition, up to its removal', async () => {
-    const worker = await TestWorker.register(clients);
+    const worker = await TestWorker.register(shared.clients);
     const beat = worker.openBeat();
     await beat.beat(WorkerState.WORKER_STATE_QUIET);
     beat.close();
     clock.advance(heartbeatTimeoutMs + 1);
-    await server.runMaintenance();
-    const transitions = server.spans
+    await shared.server.runMaintenance();
+    const transitions = shared.server.spans
       .getFinishedSpans()
       .filter((s) => s.name === 'ojs.worker.transition' && s.attributes['ojs.worker.id'] === worker.workerId)
       .map((s) => [s.attributes['ojs.worker.state.from'], s.attributes['ojs.worker.state.to'], s.attributes['ojs.worker.reason']]);
@@ -205,32 +194,21 @@ function oneObservation(boundaries: number[], value: number, bucket: number): un
 
 describe('OpenTelemetry metrics', () => {
   const clock = new ManualClock();
-  let server: TestServer;
-  let clients: Clients;
-  const open: { close(): void }[] = [];
-
-  beforeAll(async () => {
-    // A long worker heartbeat timeout keeps the workers alive while the clock jumps.
-    server = await TestServer.start({ clock, protocol: { heartbeatTimeoutMs: 3_600_000 } });
-    clients = server.connect();
-  });
-  afterEach(() => {
-    for (const stream of open.splice(0)) stream.close();
-  });
-  afterAll(() => server.stop());
+  // A long worker heartbeat timeout keeps the workers alive while the clock jumps.
+  const shared = shareServer({ clock, protocol: { heartbeatTimeoutMs: 3_600_000 } });
 
   /** The value of `metric` for these attributes exactly, or undefined when it has no such point. */
   async function valueOf(metric: string, attributes: Record<string, string>): Promise<unknown> {
-    const points = await server.metrics.points(metric);
+    const points = await shared.server.metrics.points(metric);
     return points.find((p) => JSON.stringify(p.attributes) === JSON.stringify(attributes))?.value;
   }
 
   async function worker(queue: string, concurrency = 10) {
-    const w = await TestWorker.register(clients, { queues: [queue], concurrency });
+    const w = await TestWorker.register(shared.clients, { queues: [queue], concurrency });
     const fetch = w.openFetch();
-    open.push(fetch);
+    shared.closeAfterTest(fetch);
     const settle = async (job: DeepPartial<Job>, how: (d: Delivery) => Promise<unknown>): Promise<void> => {
-      await enqueueOne(clients, { queue, type: 'count.job', ...job });
+      await enqueueOne(shared.clients, { queue, type: 'count.job', ...job });
       await how((await fetch.nextMatching(hasDeliveries)).deliveries[0]!);
     };
     return { w, fetch, settle };
@@ -238,9 +216,9 @@ describe('OpenTelemetry metrics', () => {
 
   it('counts jobs enqueued, completed, retried, failed and discarded, by queue and job type', async () => {
     const queue = newQueue();
-    await enqueueOne(clients, { queue, type: 'count.job', enqueueTtl: 1 });
+    await enqueueOne(shared.clients, { queue, type: 'count.job', enqueueTtl: 1 });
     clock.advance(2_000);
-    await server.runMaintenance(); // expires it: discarded, but no attempt failed
+    await shared.server.runMaintenance(); // expires it: discarded, but no attempt failed
     const { w, settle } = await worker(queue);
     await settle({}, (d) => w.ack(d));
     await settle({ retry: { maxAttempts: 2 } }, (d) => w.fail(d, { type: 'Boom' }));
@@ -257,7 +235,7 @@ describe('OpenTelemetry metrics', () => {
 
   it('measures waits and attempt durations in milliseconds with the buckets of ojs-events 7.2, and in seconds from 1 ms to an hour', async () => {
     const queue = newQueue();
-    await enqueueOne(clients, { queue, type: 'count.job' });
+    await enqueueOne(shared.clients, { queue, type: 'count.job' });
     clock.advance(300);
     const { w, fetch } = await worker(queue);
     const delivery = (await fetch.nextMatching(hasDeliveries)).deliveries[0]!;
@@ -278,7 +256,7 @@ describe('OpenTelemetry metrics', () => {
     await settle({ retry: { maxAttempts: 1 } }, (d) => w.fail(d, { type: 'Boom' }));
     let held: Delivery | undefined;
     await settle({}, async (d) => (held = d));
-    await enqueueOne(clients, { queue }); // the worker's one slot is taken: it stays available
+    await enqueueOne(shared.clients, { queue }); // the worker's one slot is taken: it stays available
     expect([
       await valueOf('ojs.queue.depth', { queue }),
       await valueOf('ojs.queue.active', { queue }),
@@ -286,7 +264,7 @@ describe('OpenTelemetry metrics', () => {
     ]).toEqual([1, 1, 1]);
     await w.ack(held!);
     await fetch.nextMatching(hasDeliveries); // the freed slot takes the waiting job
-    const byState = (await server.metrics.points('ojs.queue.jobs')).filter((p) => p.attributes['queue'] === queue);
+    const byState = (await shared.server.metrics.points('ojs.queue.jobs')).filter((p) => p.attributes['queue'] === queue);
     expect(Object.fromEntries(byState.map((p) => [p.attributes['state'], p.value]))).toEqual({
       scheduled: 0,
       available: 0,

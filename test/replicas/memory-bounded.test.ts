@@ -12,7 +12,8 @@ import { eventually } from '../support/waiting';
  * leave nothing of them behind: no job hash, no index entry (ready, due,
  * expiry, lease, timeout, listing), no worker record, no counts or index
  * entry of a queue left without jobs. What remains is the FIFO sequence
- * counter, the event log (bounded by its length) and the throughput
+ * counter, the event log (bounded by its length) and its position
+ * counter, and the throughput
  * minutes, each expiring on its own. (The job store contract,
  * run on Redis too, covers pruning by age and by count one call at a time;
  * this is the whole server, with every kind of ending.)
@@ -72,8 +73,8 @@ describe('memory on Redis', () => {
     );
     worker.silence();
 
-    // Jobs, workers and queues without jobs alike go; what stays is the FIFO sequence, the event log and the throughput minutes.
-    const bookkeeping = ['events', 'seq'];
+    // Jobs, workers and queues without jobs alike go; what stays is the FIFO sequence, the event log (and its position) and the throughput minutes.
+    const bookkeeping = ['event-position', 'events', 'seq'];
     const isThroughput = (key: string) => key.startsWith('stats:');
     let last: string[] = [];
     await eventually(

@@ -6,7 +6,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import type { ProtocolSettings } from '../../src/app/app-context';
 import type { Clock } from '../../src/domain/clock';
 import { DEFAULT_PAYLOAD_LIMITS, type PayloadLimits } from '../../src/domain/limits';
-import { DEFAULT_RETENTION, type RetentionPolicy } from '../../src/domain/retention';
+import { DEFAULT_EVENT_RETENTION, DEFAULT_RETENTION, type EventRetention, type RetentionPolicy } from '../../src/domain/retention';
 import { systemClock } from '../../src/domain/clock';
 import { loadDescriptorSet } from '../../src/descriptor-set';
 import { startServer, type RunningServer } from '../../src/server';
@@ -30,15 +30,17 @@ export interface TestServerOptions {
   /** The store to serve; by default the backend this test project runs on (see jest.config.js). */
   store?: () => Promise<JobStore>;
   retention?: RetentionPolicy;
+  /** The event log's retention, for the default store (a store given by `store` has its own). */
+  events?: EventRetention;
   limits?: PayloadLimits;
   /** A fixed port (to restart a server where its clients expect it); default: any free one. */
   port?: number;
 }
 
 /** The store of the project's backend: in-memory, or Redis with a key prefix of its own. */
-export function defaultTestStore(): Promise<JobStore> {
-  if (process.env['OJS_TEST_BACKEND'] !== 'redis') return Promise.resolve(new MemoryJobStore());
-  return RedisJobStore.connect({ url: process.env['OJS_TEST_REDIS_URL']!, prefix: testPrefix() });
+export function defaultTestStore(events: EventRetention = DEFAULT_EVENT_RETENTION): Promise<JobStore> {
+  if (process.env['OJS_TEST_BACKEND'] !== 'redis') return Promise.resolve(new MemoryJobStore({ events }));
+  return RedisJobStore.connect({ url: process.env['OJS_TEST_REDIS_URL']!, prefix: testPrefix(), events });
 }
 
 export { TEST_PROTOCOL };
@@ -62,7 +64,7 @@ export class TestServer {
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
     const metrics = new CollectingMetricReader();
     const logger = new RecordingLogger();
-    const store = await (options.store ?? defaultTestStore)();
+    const store = await (options.store ?? (() => defaultTestStore(options.events)))();
     const server = await startServer({
       host: '127.0.0.1',
       port: options.port ?? 0,

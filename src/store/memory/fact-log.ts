@@ -1,4 +1,4 @@
-import { compareCursors, type EventFact, type JobFact, type RecordedFact } from '../../domain/event-facts';
+import { cursorAt, cursorPosition, firstLogPosition, type EventFact, type JobFact, type RecordedFact } from '../../domain/event-facts';
 import type { EventRetention } from '../../domain/retention';
 import type { JobTransition } from '../../domain/transition';
 import type { FactPage } from '../job-store';
@@ -24,13 +24,12 @@ interface Follower {
  * of them by their rough size, the oldest leaving first; `prune` drops
  * those past the retention's age.
  *
- * Cursors are "<ms>-<seq>" like a Redis stream's ids: the fact's time, or
- * the previous cursor's if the clock went back, so that they strictly
- * increase whatever the clock does. Followers remember a position (facts
- * recorded before the next one they are owed) and are handed everything
- * after it when `deliver` runs, which the store does once an operation
- * has completed: a follower sees every fact once and in order, and a
- * follower left behind by retention resumes at the oldest fact held.
+ * Cursors are fact positions (domain event-facts.ts), numbered from
+ * firstLogPosition of the first fact's time. Followers remember the
+ * position of the next fact they are owed and are handed everything from
+ * it when `deliver` runs, which the store does once an operation has
+ * completed: a follower sees every fact once and in order, and a follower
+ * left behind by retention resumes at the oldest fact held.
  *
  * Entries are kept in parallel arrays (numbers unboxed), so that recording
  * a fact allocates nothing but the fact: the log sits on the hot path of
@@ -39,13 +38,10 @@ interface Follower {
 export class FactLog {
   private facts: (HeldFact | undefined)[] = [];
   private times: number[] = [];
-  private seqs: number[] = [];
   private sizes: number[] = [];
   private head = 0;
-  /** How many facts were recorded before the oldest one held. */
-  private firstPosition = 0;
-  private lastMs = 0;
-  private lastSeq = -1;
+  /** The position of the oldest fact held (of the next one recorded, when none is); undefined before the first. */
+  private firstPosition: number | undefined;
   private heldBytes = 0;
   private readonly followers = new Set<Follower>();
 
@@ -66,14 +62,10 @@ export class FactLog {
 
   record(fact: HeldFact): void {
     if (this.retention.maxCount === 0) return;
-    const ms = Math.max(this.lastMs, fact.at);
-    const seq = ms === this.lastMs ? this.lastSeq + 1 : 0;
-    this.lastMs = ms;
-    this.lastSeq = seq;
+    this.firstPosition ??= firstLogPosition(fact.at);
     const bytes = factBytes(fact);
     this.facts.push(fact);
-    this.times.push(ms);
-    this.seqs.push(seq);
+    this.times.push(fact.at);
     this.sizes.push(bytes);
     this.heldBytes += bytes;
     // The newest fact stays whatever it weighs: a follower must be able to see it.
@@ -88,7 +80,7 @@ export class FactLog {
     return this.size === 0 ? { facts } : { facts, oldest: this.cursor(0) };
   }
 
-  /** Drops the facts older than the retention's age at `now` (by their cursor's time); returns how many. */
+  /** Drops the facts older than the retention's age at `now` (oldest first, up to the first young enough); returns how many. */
   prune(now: number): number {
     const cutoff = now - this.retention.maxAgeMs;
     let pruned = 0;
@@ -101,7 +93,7 @@ export class FactLog {
 
   /** Follows the log from after `after`, or from the next fact recorded; returns the unfollow. */
   follow(after: string | undefined, listener: (facts: RecordedFact[]) => void): () => void {
-    const next = this.firstPosition + (after === undefined ? this.size : this.indexAfter(after));
+    const next = after === undefined ? this.nextPosition() : cursorPosition(after) + 1;
     const follower: Follower = { next, listener };
     this.followers.add(follower);
     return () => this.followers.delete(follower);
@@ -112,11 +104,13 @@ export class FactLog {
     let delivered = false;
     for (const follower of this.followers) {
       // Read for each follower: a listener may call the store, which records more.
-      const end = this.firstPosition + this.size;
+      const end = this.nextPosition();
       if (follower.next >= end) continue;
+      const first = end - this.size;
       const facts: RecordedFact[] = [];
-      for (let i = Math.max(follower.next, this.firstPosition) - this.firstPosition; i < this.size; i++) facts.push(this.recorded(i));
+      for (let i = Math.max(follower.next, first) - first; i < this.size; i++) facts.push(this.recorded(i));
       follower.next = end;
+      if (facts.length === 0) continue;
       delivered = true;
       follower.listener(facts);
     }
@@ -144,18 +138,18 @@ export class FactLog {
   }
 
   private cursor(i: number): string {
-    return `${this.times[this.head + i]}-${this.seqs[this.head + i]}`;
+    return cursorAt(this.firstPosition! + i);
+  }
+
+  /** The position the next fact recorded gets (0 before the first: every fact comes after). */
+  private nextPosition(): number {
+    return this.firstPosition === undefined ? 0 : this.firstPosition + this.size;
   }
 
   /** The index (from the oldest held) of the first fact after `cursor`. */
   private indexAfter(cursor: string): number {
-    let [low, high] = [0, this.size];
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (compareCursors(this.cursor(mid), cursor) > 0) high = mid;
-      else low = mid + 1;
-    }
-    return low;
+    if (this.firstPosition === undefined) return 0;
+    return Math.min(this.size, Math.max(0, cursorPosition(cursor) + 1 - this.firstPosition));
   }
 
   private dropOldest(): void {
@@ -163,11 +157,10 @@ export class FactLog {
     // Cleared at once so that a dropped fact's memory is freed before the next compaction.
     this.facts[this.head] = undefined;
     this.head += 1;
-    this.firstPosition += 1;
+    this.firstPosition! += 1;
     if (this.head > 1_024 && this.head * 2 > this.facts.length) {
       this.facts = this.facts.slice(this.head);
       this.times = this.times.slice(this.head);
-      this.seqs = this.seqs.slice(this.head);
       this.sizes = this.sizes.slice(this.head);
       this.head = 0;
     }

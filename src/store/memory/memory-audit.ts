@@ -3,7 +3,9 @@ import { compareCursors } from '../../domain/event-facts';
 import { JOB_STATES, type Job, type JobState } from '../../domain/job';
 import type { EventRetention } from '../../domain/retention';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
-import { jobIdOfKey, listingKeyOf } from './listing-indexes';
+import { availableListingKey, listingKey, listingTimeOf, RUN_SEQUENCE_SPAN } from '../../domain/job-query';
+import { PRIORITY_MAX } from '../../domain/job-submission';
+import { isQueueIndexed, jobIdOfKey, TIME_LISTED_STATES } from './listing-indexes';
 import { zeroCounts, type MemoryTables, type TimedEntry } from './memory-tables';
 import type { MinHeap } from './min-heap';
 import { THROUGHPUT_MINUTES } from './queue-throughput';
@@ -13,6 +15,8 @@ import { storedBytes } from './stored-size';
 /** Ids of the jobs with a live entry in each index. */
 interface LiveEntries {
   ready: Set<string>;
+  /** The listing key of each job with a live ready entry: its queue and the entry's run rank. */
+  readyKeys: Map<string, string>;
   due: Set<string>;
   expiries: Set<string>;
   leases: Set<string>;
@@ -41,8 +45,10 @@ export function auditTables(tables: MemoryTables, bounds: { events: Readonly<Eve
     if (slot.job.id !== id) problems.push(`job ${quote(id)} is stored under the id ${quote(slot.job.id)}`);
     const bytes = storedBytes(slot.job);
     if (slot.bytes !== bytes) problems.push(`job ${quote(id)} is counted as ${slot.bytes} bytes but measures ${bytes}`);
-    const key = listingKeyOf(slot.job);
-    if (slot.key !== key) problems.push(`job ${quote(id)} is listed under ${quote(slot.key)} but its listing key is ${quote(key)}`);
+    const key = slot.job.state === 'available' ? live.readyKeys.get(id) : listingKey(listingTimeOf(slot.job), id);
+    if (key !== undefined && slot.key !== key) {
+      problems.push(`job ${quote(id)} is listed under ${quote(slot.key)} but its listing key is ${quote(key)}`);
+    }
     checkIndexed(tables, slot.job, live, problems);
   }
   checkCounters(tables, problems);
@@ -56,16 +62,22 @@ export function auditTables(tables: MemoryTables, bounds: { events: Readonly<Eve
 /** The live entries of every index, reporting those that disagree with their job. */
 function liveEntries(tables: MemoryTables, problems: string[]): LiveEntries {
   const ready = new Set<string>();
+  const readyKeys = new Map<string, string>();
   for (const [queue, fifo] of tables.ready) {
+    let previous = -1;
     for (const [priority, entry] of fifo.entries()) {
+      // Stale entries too: a queue's run order is the order of its ranks.
+      if (entry.rank <= previous) problems.push(`the ready queue of ${quote(queue)} has rank ${entry.rank} after ${previous}`);
+      previous = entry.rank;
       const job = tables.current(entry)?.job;
       if (job === undefined) continue;
-      if (job.state !== 'available' || job.queue !== queue || job.priority !== priority) {
+      if (job.state !== 'available' || job.queue !== queue || job.priority !== priority || runPriority(entry.rank) !== priority) {
         problems.push(
-          `job ${quote(job.id)} (${job.state}, queue ${quote(job.queue)}) has a live ready entry in ${quote(queue)} at priority ${priority}`,
+          `job ${quote(job.id)} (${job.state}, queue ${quote(job.queue)}) has a live ready entry in ${quote(queue)} at priority ${priority}, rank ${entry.rank}`,
         );
       }
       ready.add(job.id);
+      readyKeys.set(job.id, availableListingKey(queue, entry.rank));
     }
   }
   const timed = (name: string, heap: MinHeap<TimedEntry>, expectedAt: (job: Job) => number | undefined): Set<string> => {
@@ -86,6 +98,7 @@ function liveEntries(tables: MemoryTables, problems: string[]): LiveEntries {
   }
   return {
     ready,
+    readyKeys,
     due: timed('due', tables.due, (job) =>
       job.state === 'scheduled' ? job.scheduledAt : job.state === 'retryable' ? job.nextRetryAt : undefined,
     ),
@@ -157,9 +170,10 @@ function checkCounters(tables: MemoryTables, problems: string[]): void {
 }
 
 /**
- * Each state's listing, and each of its per-queue listings, holds exactly
- * the keys of the jobs in that state (and queue): every key names such a
- * job under that very key, and there are as many keys as jobs.
+ * Each listing of a state listed by time, and each of its per-queue
+ * listings, holds exactly the keys of the jobs in that state (and queue):
+ * every key names such a job under that very key, and there are as many
+ * keys as jobs. (Available jobs are listed from their ready queues.)
  */
 function checkListings(tables: MemoryTables, problems: string[]): void {
   const check = (where: string, keys: Iterable<string>, state: JobState, queue?: string): number => {
@@ -173,9 +187,10 @@ function checkListings(tables: MemoryTables, problems: string[]): void {
     }
     return count;
   };
-  for (const state of JOB_STATES) {
+  for (const state of TIME_LISTED_STATES) {
     const all = tables.listings.keys(state);
     mismatch(problems, `the ${state} listing has`, check(`${state} listing`, all?.after() ?? [], state), tables.totals[state]);
+    if (!isQueueIndexed(state)) continue;
     let byQueue = 0;
     for (const [queue, keys] of tables.listings.queues(state)) {
       if (keys.size === 0) problems.push(`the ${state} listing of queue ${quote(queue)} is kept though empty`);
@@ -241,4 +256,9 @@ function checkKeySet(problems: string[], what: string, keys: SortedKeySet, expec
 
 function mismatch(problems: string[], what: string, counted: number, actual: number): void {
   if (counted !== actual) problems.push(`${what} ${counted}, but there are ${actual}`);
+}
+
+/** The priority a run rank was made for (domain runRank). */
+function runPriority(rank: number): number {
+  return PRIORITY_MAX - Math.floor(rank / RUN_SEQUENCE_SPAN);
 }

@@ -278,7 +278,7 @@ export class MemoryJobStore implements JobStore {
     return this.tables.log.prune(now);
   }
 
-  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void {
+  async followHeartbeats(listener: (notice: HeartbeatNotice) => void): Promise<() => void> {
     return this.tables.heartbeats.follow(listener);
   }
 
@@ -341,7 +341,7 @@ export class MemoryJobStore implements JobStore {
   }
 
   private listPage(query: JobQuery): Page<JobSlot> {
-    return listPage(this.tables.listings, (id) => this.tables.jobs.get(id)!, query);
+    return listPage(this.tables, query);
   }
 
   /** `result`, once what the call collected has been handed out. */

@@ -10,8 +10,8 @@ import type { QueueCounts } from '../job-store';
 import type { StoreSignal } from '../store-signal';
 import { FactLog } from './fact-log';
 import { HeartbeatFeed } from './heartbeat-feed';
-import { listingKey, listingTimeOf } from '../../domain/job-query';
-import { ListingIndexes, listingKeyOf, timeOfKey } from './listing-indexes';
+import { availableListingKey, listingKey, listingTimeOf, runRank } from '../../domain/job-query';
+import { ListingIndexes } from './listing-indexes';
 import { mergeSignals } from './merge-signals';
 import { MinHeap } from './min-heap';
 import { PriorityFifo } from './priority-fifo';
@@ -29,7 +29,10 @@ export interface JobSlot {
    * sequence it was made for; one whose sequence is not the slot's is stale.
    */
   seq: number;
-  /** The job's key in the listings of its state (listing-indexes.ts). */
+  /**
+   * The job's key in the listings of its state (domain job-query.ts): its
+   * available listing key (its run position), or its listing key by time.
+   */
   key: string;
 }
 
@@ -47,6 +50,11 @@ export interface IndexEntry {
 
 export interface TimedEntry extends IndexEntry {
   at: number;
+}
+
+/** A ready queue's entry: its run rank (domain runRank) is the job's position in its queue's run order. */
+export interface ReadyEntry extends IndexEntry {
+  rank: number;
 }
 
 /**
@@ -78,7 +86,7 @@ export class MemoryTables {
   readonly paused = new Set<string>();
   /** The queues that hold jobs or are paused (the keys of `counts` and `paused`), in order, for paged listings. */
   readonly queueNames = new SortedKeySet();
-  /** Every job's listing key, per state and per state and queue. */
+  /** The listing keys of the jobs of states listed by time, per state and per state and queue. */
   readonly listings = new ListingIndexes();
   /** Completed, failed and discarded counts per queue and minute; a queue's go with it. */
   readonly throughput = new QueueThroughput();
@@ -86,8 +94,8 @@ export class MemoryTables {
   readonly log: FactLog;
   /** Beats and lease extensions, for live heartbeat followers only. */
   readonly heartbeats = new HeartbeatFeed();
-  /** Available jobs per queue, in delivery order; a queue's entry goes with its last job. */
-  readonly ready = new Map<string, PriorityFifo<IndexEntry>>();
+  /** Available jobs per queue, in run order (their listing too); a queue's entry goes with its last job. */
+  readonly ready = new Map<string, PriorityFifo<ReadyEntry>>();
   /** Job counts per state over every queue. */
   readonly totals: Record<JobState, number> = zeroCounts();
   /** scheduled_at and next_retry_at deadlines. */
@@ -111,6 +119,8 @@ export class MemoryTables {
   /** The latest waiting deadline of a job a claim dropped from its ready queue for being past it. */
   private latestDroppedDeadline = -Infinity;
   private nextSeq = 1;
+  /** The run sequence of the next job to become available (domain runRank). */
+  private nextRunSeq = 1;
   private pendingSignals: StoreSignal[] = [];
 
   constructor(events: Readonly<EventRetention>, maxEventBytes: number) {
@@ -119,7 +129,7 @@ export class MemoryTables {
 
   /** Stores a new job and records its enqueueing. */
   insert(job: Job, bytes: number): void {
-    const slot: JobSlot = { job, bytes, seq: 0, key: listingKeyOf(job) };
+    const slot: JobSlot = { job, bytes, seq: 0, key: '' };
     this.jobs.set(job.id, slot);
     this.storedBytes += bytes;
     this.count(job.queue, job.state, 1);
@@ -142,10 +152,7 @@ export class MemoryTables {
       // Counted into the new state before out of the old, so the queue never looks empty meanwhile.
       this.count(before.queue, slot.job.state, 1);
       this.count(before.queue, before.state, -1);
-      this.listings.delete(before.state, before.queue, slot.key);
-      // A job claimed as it was enqueued keeps its listing time, and its key: no new string on the hot path.
-      const time = listingTimeOf(slot.job);
-      if (time !== listingTimeOf(before)) slot.key = listingKey(time, slot.job.id);
+      this.unlist(before, slot.key);
       this.index(slot);
       if (before.state === 'available') this.sweepReady(before.queue);
       this.sweep();
@@ -182,7 +189,7 @@ export class MemoryTables {
     const { queue, state } = slot.job;
     this.jobs.delete(slot.job.id);
     this.storedBytes -= slot.bytes;
-    this.listings.delete(state, queue, slot.key);
+    this.unlist(slot.job, slot.key);
     this.count(queue, state, -1);
     this.sweep();
   }
@@ -308,8 +315,8 @@ export class MemoryTables {
     const paused = this.paused.has(queue);
     if (counts === undefined && !paused) return undefined;
     const listed: QueueCounts = { queue, paused, ...(counts ?? zeroCounts()) };
-    const oldest = this.listings.keys('available', queue)?.first();
-    if (oldest !== undefined) listed.oldestAvailableAt = timeOfKey(oldest);
+    const next = this.firstReady(queue)?.job.enqueuedAt;
+    if (next !== undefined) listed.oldestAvailableAt = next;
     return listed;
   }
 
@@ -356,20 +363,35 @@ export class MemoryTables {
     this.throughput.drop(queue);
   }
 
-  /** Adds the index entries that the job's (new) state needs, under a new sequence; its listing key is current. */
+  /** Removes a job's key from the listings of its state `job.state` (available jobs have none: their ready entry goes stale). */
+  private unlist(job: Job, key: string): void {
+    if (job.state !== 'available') this.listings.delete(job.state, job.queue, key);
+  }
+
+  /**
+   * Adds the index entries that the job's (new) state needs, under a new
+   * sequence, and its listing key: its run position when it becomes
+   * available (the next run sequence: last in line of its priority), or
+   * its listing time.
+   */
   private index(slot: JobSlot): void {
     const job = slot.job;
     const [id, seq] = [job.id, this.nextSeq++];
     slot.seq = seq;
-    this.listings.add(job.state, job.queue, slot.key);
+    if (job.state !== 'available') {
+      slot.key = listingKey(listingTimeOf(job), id);
+      this.listings.add(job.state, job.queue, slot.key);
+    }
     switch (job.state) {
       case 'available': {
         let fifo = this.ready.get(job.queue);
         if (fifo === undefined) {
-          fifo = new PriorityFifo<IndexEntry>();
+          fifo = new PriorityFifo<ReadyEntry>();
           this.ready.set(job.queue, fifo);
         }
-        fifo.push(job.priority, { id, seq });
+        const rank = runRank(job.priority, this.nextRunSeq++);
+        slot.key = availableListingKey(job.queue, rank);
+        fifo.push(job.priority, { id, seq, rank });
         // A paused queue's jobs are signalled when it resumes: waking streams now would claim nothing.
         if (!this.paused.has(job.queue)) this.signal({ kind: 'jobsAvailable', queue: job.queue, count: 1 });
         break;

@@ -33,6 +33,27 @@ class Fifo<T> {
   values(): IterableIterator<T> {
     return this.items.slice(this.head).values();
   }
+
+  /** The items after `start` by `position` (which increases along the FIFO), in order. */
+  *after(start: number, position: (item: T) => number): IterableIterator<T> {
+    for (let i = this.firstAbove(start, position); i < this.items.length; i++) yield this.items[i]!;
+  }
+
+  /** The items before `start` by `position`, in reverse order. */
+  *before(start: number, position: (item: T) => number): IterableIterator<T> {
+    for (let i = this.firstAbove(start - 1, position) - 1; i >= this.head; i--) yield this.items[i]!;
+  }
+
+  /** The index of the first item whose position is above `start` (items.length when none is). */
+  private firstAbove(start: number, position: (item: T) => number): number {
+    let [low, high] = [this.head, this.items.length];
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (position(this.items[mid]!) <= start) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
 }
 
 /**
@@ -105,6 +126,20 @@ export class PriorityFifo<T> {
     for (const priority of this.priorities) {
       for (const item of this.byPriority.get(priority)!.values()) yield [priority, item];
     }
+  }
+
+  /**
+   * The items after `start`, in delivery order, by `position`: a number
+   * that increases along delivery order (such as a run rank). Stale items
+   * are included: the caller skips them. O(log n) to find the start.
+   */
+  *after(start: number, position: (item: T) => number): IterableIterator<T> {
+    for (const priority of this.priorities) yield* this.byPriority.get(priority)!.after(start, position);
+  }
+
+  /** The items before `start` by `position`, in reverse delivery order. */
+  *before(start: number, position: (item: T) => number): IterableIterator<T> {
+    for (let p = this.priorities.length - 1; p >= 0; p--) yield* this.byPriority.get(this.priorities[p]!)!.before(start, position);
   }
 }
 

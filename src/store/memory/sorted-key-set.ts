@@ -70,9 +70,10 @@ export class SortedKeySet {
     }
   }
 
-  /** The smallest key, if any. */
-  first(): string | undefined {
-    return this.chunks[0]?.[0];
+  /** Whether `key` is in the set. */
+  has(key: string): boolean {
+    const chunk = this.chunks[this.chunkIndex(key)];
+    return chunk !== undefined && chunk[firstAtLeast(chunk, key)] === key;
   }
 
   /**

@@ -123,17 +123,16 @@ export function removeWorker(tables: MemoryTables, params: RemoveWorkerParams): 
   }
   tables.deleteWorker(params.workerId);
   const { worker } = slot;
-  const isDead = params.ifLastBeatAt !== undefined;
   tables.record({
     kind: 'worker',
     at: params.now,
     workerId: worker.workerId,
     from: worker.state,
     to: 'removed',
-    reason: isDead ? 'dead' : 'deregistered',
+    reason: params.reason,
     registeredAt: worker.registeredAt,
     activeJobs: leased,
-    ...(isDead ? { lastBeatAt: worker.lastBeatAt } : {}),
+    ...(params.reason === 'dead' ? { lastBeatAt: worker.lastBeatAt } : {}),
   });
   tables.signal({ kind: 'workerRemoved', workerId: params.workerId });
   return { removed: true, transitions };

@@ -1,12 +1,19 @@
 import { OjsError } from '../../domain/errors';
-import type { ErrorSummary, EventFact, ProgressFact, QueueFact, RecordedFact, WorkerFact } from '../../domain/event-facts';
+import {
+  cursorAt,
+  type ErrorSummary,
+  type EventFact,
+  type ProgressFact,
+  type QueueFact,
+  type RecordedFact,
+  type WorkerFact,
+} from '../../domain/event-facts';
 import { JOB_STATES, type HandlerCode } from '../../domain/job';
 import type { JsonValue } from '../../domain/json';
 import type { JobTransition } from '../../domain/transition';
 import { NEXT_WORKER_STATES } from '../../domain/worker';
 import {
   readArray,
-  readFlatHash,
   readInteger,
   readJson,
   readJsonArray,
@@ -19,56 +26,137 @@ import {
 } from './reply';
 
 /**
- * Facts as lib/ojs.lua records them: flat lists of field names and string
- * values, the entries of the event log stream, and also the transitions
- * scripts return (the same table: what the log tells and what the caller is
- * told never disagree). Field names are short (every fact stores them):
+ * Facts as lib/ojs.lua records them: one line of text per fact, its fields
+ * in a fixed order per kind, separated by FIELD_SEPARATOR (US, 0x1f), empty
+ * where a fact has no value. The same text is the transition a script
+ * returns, so what the log tells and what the caller is told never differ.
  *
- * - every fact: k (job, progress, worker, queue), at;
- * - job: id, type, q (queue), from, to, n (attempt), w (worker), pri
- *   (priority), sched (scheduled at), retry (next retry at), max (most
- *   attempts), start (started at), enq (enqueued at), created, err (error
- *   summary JSON), dl (dead letter, 0/1), why (reason), by (actor), tp
- *   (traceparent);
- * - progress: id, type, q, w, n, p (progress), tp;
- * - worker: w, from, to, qs (queues JSON), conc (concurrency), active
- *   (active jobs), why (reason), reg (registered at), beat (last beat at);
- * - queue: q, paused (0/1), by.
+ * - job (`j`): at, id, type, queue, from, to, attempt, worker, priority,
+ *   scheduled at, next retry at, most attempts, started at, enqueued at,
+ *   created at, error summary JSON, dead letter (0/1), reason, actor,
+ *   traceparent;
+ * - progress (`p`): at, id, type, queue, worker, attempt, progress, traceparent;
+ * - worker (`w`): at, worker, from, to, queues JSON, concurrency, active
+ *   jobs, reason, registered at, last beat at;
+ * - queue (`q`): at, queue, paused (0/1), actor.
+ *
+ * The event log is a stream with one entry per script call that recorded
+ * facts: its id is "<position of its first fact>-<number of facts>", its
+ * one field `f` holds the facts' lines separated by FACT_SEPARATOR (RS,
+ * 0x1e). One XADD per call, and a field layout that never varies (the
+ * stream stores the field name once per node), keep the log cheap; a fact's
+ * cursor is its position (domain event-facts.ts), so readers resume in the
+ * middle of an entry.
+ *
+ * Free text a client chose (a reason, an actor, a traceparent) is stored
+ * through {@link factText}, so that no value holds a separator; the other
+ * values are ids, names and numbers the domain checked, or JSON, which
+ * escapes control characters.
  */
+
+const FIELD_SEPARATOR = '\x1f';
+const FACT_SEPARATOR = '\x1e';
 
 const HANDLER_CODES: Readonly<Record<HandlerCode, true>> = { retry: true, discard: true, dead_letter: true, fail: true };
 const WORKER_FROM = { ...NEXT_WORKER_STATES, none: true } as const;
 const WORKER_TO = { ...NEXT_WORKER_STATES, removed: true } as const;
 const REMOVAL_REASONS = { deregistered: true, dead: true } as const;
 
-/** The fields of a fact, with readers that name the fact in their errors. */
+/** Free text as facts hold it: the separators, and the escape character itself, written as %XX. */
+export function factText(text: string): string {
+  // oxlint-disable-next-line eslint/no-control-regex -- the separators are control characters on purpose: free text rarely holds them
+  return text.replace(/[%\x1e\x1f]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+function fromFactText(text: string): string {
+  return text.replace(/%(25|1E|1F)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** The fields of one fact line, read by position, with readers that name the fact in their errors. */
 class FactFields {
+  private readonly values: string[];
+
   constructor(
-    private readonly fields: Readonly<Record<string, string>>,
+    line: string,
     private readonly what: string,
-  ) {}
+    private readonly names: readonly string[],
+  ) {
+    this.values = line.split(FIELD_SEPARATOR);
+    if (this.values.length !== names.length + 1) unexpectedReply(`${what} (${names.length} fields)`, line);
+  }
+
+  private value(name: string): string {
+    // Field 0 is the kind.
+    return this.values[this.names.indexOf(name) + 1]!;
+  }
 
   text(name: string): string {
-    return readString(this.fields[name], `${this.what} ${name}`);
+    const value = this.value(name);
+    if (value === '') unexpectedReply(`${this.what} ${name}`, value);
+    return value;
   }
 
   optionalText(name: string): string | undefined {
-    return this.fields[name];
+    const value = this.value(name);
+    return value === '' ? undefined : value;
+  }
+
+  /** Free text stored through factText. */
+  optionalFreeText(name: string): string | undefined {
+    const value = this.optionalText(name);
+    return value === undefined ? undefined : fromFactText(value);
   }
 
   int(name: string): number {
-    return readInteger(this.fields[name], `${this.what} ${name}`);
+    return readInteger(this.text(name), `${this.what} ${name}`);
   }
 
   optionalInt(name: string): number | undefined {
-    return this.fields[name] === undefined ? undefined : this.int(name);
+    return this.value(name) === '' ? undefined : this.int(name);
   }
 
   json(name: string): JsonValue | undefined {
-    const text = this.fields[name];
-    return text === undefined ? undefined : readJson(text, `${this.what} ${name}`);
+    const value = this.optionalText(name);
+    return value === undefined ? undefined : readJson(value, `${this.what} ${name}`);
   }
 }
+
+const JOB_FIELDS = [
+  'at',
+  'id',
+  'type',
+  'queue',
+  'from',
+  'to',
+  'attempt',
+  'worker',
+  'priority',
+  'scheduledAt',
+  'nextRetryAt',
+  'maxAttempts',
+  'startedAt',
+  'enqueuedAt',
+  'createdAt',
+  'error',
+  'deadLetter',
+  'reason',
+  'actor',
+  'traceparent',
+] as const;
+const PROGRESS_FIELDS = ['at', 'id', 'type', 'queue', 'worker', 'attempt', 'progress', 'traceparent'] as const;
+const WORKER_FIELDS = [
+  'at',
+  'worker',
+  'from',
+  'to',
+  'queues',
+  'concurrency',
+  'activeJobs',
+  'reason',
+  'registeredAt',
+  'lastBeatAt',
+] as const;
+const QUEUE_FIELDS = ['at', 'queue', 'paused', 'actor'] as const;
 
 /** Sets `record[key]` to `value` unless it is undefined (the fact types have optional, not undefined, fields). */
 function assign<T extends object, K extends keyof T>(record: T, key: K, value: T[K] | undefined): void {
@@ -76,7 +164,7 @@ function assign<T extends object, K extends keyof T>(record: T, key: K, value: T
 }
 
 function readErrorSummary(fields: FactFields): ErrorSummary | undefined {
-  const value = fields.json('err');
+  const value = fields.json('error');
   if (value === undefined) return undefined;
   const object = readJsonObject(value, 'fact error');
   const summary: ErrorSummary = {
@@ -89,127 +177,143 @@ function readErrorSummary(fields: FactFields): ErrorSummary | undefined {
 }
 
 /** A job fact's fields: the transition it records. */
-function readJobFields(fields: FactFields): JobTransition {
+function readJobFields(line: string): JobTransition {
+  const fields = new FactFields(line, 'job fact', JOB_FIELDS);
   const fact: JobTransition = {
     at: fields.int('at'),
     jobId: fields.text('id'),
     jobType: fields.text('type'),
-    queue: fields.text('q'),
+    queue: fields.text('queue'),
     from: readOneOf(fields.text('from'), ['none', ...JOB_STATES], 'fact from'),
     to: readOneOf(fields.text('to'), JOB_STATES, 'fact to'),
-    attempt: fields.int('n'),
+    attempt: fields.int('attempt'),
   };
-  assign(fact, 'workerId', fields.optionalText('w'));
-  assign(fact, 'priority', fields.optionalInt('pri'));
-  assign(fact, 'scheduledAt', fields.optionalInt('sched'));
-  assign(fact, 'nextRetryAt', fields.optionalInt('retry'));
-  assign(fact, 'maxAttempts', fields.optionalInt('max'));
-  assign(fact, 'startedAt', fields.optionalInt('start'));
-  assign(fact, 'enqueuedAt', fields.optionalInt('enq'));
-  assign(fact, 'createdAt', fields.optionalInt('created'));
+  assign(fact, 'workerId', fields.optionalText('worker'));
+  assign(fact, 'priority', fields.optionalInt('priority'));
+  assign(fact, 'scheduledAt', fields.optionalInt('scheduledAt'));
+  assign(fact, 'nextRetryAt', fields.optionalInt('nextRetryAt'));
+  assign(fact, 'maxAttempts', fields.optionalInt('maxAttempts'));
+  assign(fact, 'startedAt', fields.optionalInt('startedAt'));
+  assign(fact, 'enqueuedAt', fields.optionalInt('enqueuedAt'));
+  assign(fact, 'createdAt', fields.optionalInt('createdAt'));
   assign(fact, 'error', readErrorSummary(fields));
-  const deadLetter = fields.optionalText('dl');
+  const deadLetter = fields.optionalText('deadLetter');
   if (deadLetter !== undefined) fact.deadLetter = deadLetter === '1';
-  assign(fact, 'reason', fields.optionalText('why'));
-  assign(fact, 'actor', fields.optionalText('by'));
-  assign(fact, 'traceparent', fields.optionalText('tp'));
+  assign(fact, 'reason', fields.optionalFreeText('reason'));
+  assign(fact, 'actor', fields.optionalFreeText('actor'));
+  assign(fact, 'traceparent', fields.optionalFreeText('traceparent'));
   return fact;
 }
 
-function readProgressFact(fields: FactFields): ProgressFact {
+function readProgressFact(line: string): ProgressFact {
+  const fields = new FactFields(line, 'progress fact', PROGRESS_FIELDS);
   const fact: ProgressFact = {
     kind: 'progress',
     at: fields.int('at'),
     jobId: fields.text('id'),
     jobType: fields.text('type'),
-    queue: fields.text('q'),
-    workerId: fields.text('w'),
-    attempt: fields.int('n'),
+    queue: fields.text('queue'),
+    workerId: fields.text('worker'),
+    attempt: fields.int('attempt'),
   };
-  const progress = fields.optionalText('p');
+  const progress = fields.optionalText('progress');
   if (progress !== undefined) fact.progress = readNumber(Number(progress), 'fact progress');
-  assign(fact, 'traceparent', fields.optionalText('tp'));
+  assign(fact, 'traceparent', fields.optionalFreeText('traceparent'));
   return fact;
 }
 
-function readWorkerFact(fields: FactFields): WorkerFact {
+function readWorkerFact(line: string): WorkerFact {
+  const fields = new FactFields(line, 'worker fact', WORKER_FIELDS);
   const fact: WorkerFact = {
     kind: 'worker',
     at: fields.int('at'),
-    workerId: fields.text('w'),
+    workerId: fields.text('worker'),
     from: readKeyOf(fields.text('from'), WORKER_FROM, 'fact from'),
     to: readKeyOf(fields.text('to'), WORKER_TO, 'fact to'),
   };
-  const reason = fields.optionalText('why');
+  const reason = fields.optionalText('reason');
   if (reason !== undefined) fact.reason = readKeyOf(reason, REMOVAL_REASONS, 'fact reason');
-  const queues = fields.json('qs');
+  const queues = fields.json('queues');
   if (queues !== undefined) fact.queues = readJsonArray(queues, 'fact queues').map((queue, i) => readString(queue, `fact queues[${i}]`));
-  assign(fact, 'concurrency', fields.optionalInt('conc'));
-  assign(fact, 'activeJobs', fields.optionalInt('active'));
-  assign(fact, 'registeredAt', fields.optionalInt('reg'));
-  assign(fact, 'lastBeatAt', fields.optionalInt('beat'));
+  assign(fact, 'concurrency', fields.optionalInt('concurrency'));
+  assign(fact, 'activeJobs', fields.optionalInt('activeJobs'));
+  assign(fact, 'registeredAt', fields.optionalInt('registeredAt'));
+  assign(fact, 'lastBeatAt', fields.optionalInt('lastBeatAt'));
   return fact;
 }
 
-function readQueueFact(fields: FactFields): QueueFact {
-  const fact: QueueFact = { kind: 'queue', at: fields.int('at'), queue: fields.text('q'), paused: fields.text('paused') === '1' };
-  assign(fact, 'actor', fields.optionalText('by'));
+function readQueueFact(line: string): QueueFact {
+  const fields = new FactFields(line, 'queue fact', QUEUE_FIELDS);
+  const fact: QueueFact = { kind: 'queue', at: fields.int('at'), queue: fields.text('queue'), paused: fields.text('paused') === '1' };
+  assign(fact, 'actor', fields.optionalFreeText('actor'));
   return fact;
 }
 
-/** A fact from its flat field list (a stream entry's fields, or a returned transition). */
-export function decodeFact(value: unknown): EventFact {
-  const fields = new FactFields(readFlatHash(value, 'fact'), 'fact');
-  const kind = fields.text('k');
-  switch (kind) {
-    case 'job':
-      return { kind: 'job', ...readJobFields(fields) };
-    case 'progress':
-      return readProgressFact(fields);
-    case 'worker':
-      return readWorkerFact(fields);
-    case 'queue':
-      return readQueueFact(fields);
+/** A fact from its line. */
+export function decodeFact(line: string): EventFact {
+  switch (line.slice(0, 2)) {
+    case `j${FIELD_SEPARATOR}`:
+      return { kind: 'job', ...readJobFields(line) };
+    case `p${FIELD_SEPARATOR}`:
+      return readProgressFact(line);
+    case `w${FIELD_SEPARATOR}`:
+      return readWorkerFact(line);
+    case `q${FIELD_SEPARATOR}`:
+      return readQueueFact(line);
     default:
-      return unexpectedReply('fact kind', kind);
+      return unexpectedReply('fact kind', line);
   }
 }
 
-/** A transition a script returned (lib/ojs.lua transition(): a job fact). */
+/** A transition a script returned (lib/ojs.lua transition(): a job fact's line). */
 export function decodeTransition(value: unknown): JobTransition {
-  const fields = new FactFields(readFlatHash(value, 'transition'), 'transition');
-  if (fields.text('k') !== 'job') return unexpectedReply('transition', value);
-  return readJobFields(fields);
+  const line = readString(value, 'transition');
+  if (!line.startsWith(`j${FIELD_SEPARATOR}`)) return unexpectedReply('transition', value);
+  return readJobFields(line);
 }
 
 export function decodeTransitions(value: unknown): JobTransition[] {
   return readArray(value, 'transitions').map(decodeTransition);
 }
 
-/** The facts of some stream entries, and the cursor of the last entry (fact or not). */
+/** The facts of some stream entries, and the id of the last entry (of facts or not). */
 export interface FactEntries {
   facts: RecordedFact[];
   /** Absent when there were no entries. */
-  lastCursor?: string;
+  lastId?: string;
 }
+
+const ENTRY_ID_PATTERN = /^(\d{1,16})-(\d{1,10})$/;
 
 /**
  * The facts of stream entries as XRANGE and XREAD return them
- * ({cursor, {field, value...}}...). An entry this server did not write (of
- * another version, or written by hand) is left out: it is no fact. Its
- * cursor still counts as read (`lastCursor`), so that no reader stalls on it.
+ * ({id, {field, value...}}...), each with its cursor. An entry this server
+ * did not write (of another version, or written by hand: its id or its
+ * fields are not those of a batch of facts) is left out: it holds no fact.
+ * Its id still counts as read (`lastId`), so that no reader stalls on it.
  */
 export function decodeFactEntries(value: unknown): FactEntries {
   const decoded: FactEntries = { facts: [] };
   for (const entry of readArray(value, 'fact entries')) {
-    const [cursorValue, fields] = readArray(entry, 'fact entry');
-    const cursor = readString(cursorValue, 'fact cursor');
-    decoded.lastCursor = cursor;
+    const [idValue, fields] = readArray(entry, 'fact entry');
+    const id = readString(idValue, 'fact entry id');
+    decoded.lastId = id;
     try {
-      decoded.facts.push({ cursor, fact: decodeFact(fields) });
+      decoded.facts.push(...entryFacts(id, fields));
     } catch (error) {
       if (!(error instanceof OjsError)) throw error;
     }
   }
   return decoded;
+}
+
+/** The facts of one entry of the log, all or none. */
+function entryFacts(id: string, fields: unknown): RecordedFact[] {
+  const match = ENTRY_ID_PATTERN.exec(id);
+  const [name, batch] = readArray(fields, 'fact entry fields');
+  if (match === null || name !== 'f') return unexpectedReply('fact entry', id);
+  const lines = readString(batch, 'fact entry facts').split(FACT_SEPARATOR);
+  const first = Number(match[1]);
+  if (lines.length !== Number(match[2])) return unexpectedReply('fact entry (one fact per position)', id);
+  return lines.map((line, i) => ({ cursor: cursorAt(first + i), fact: decodeFact(line) }));
 }

@@ -30,19 +30,23 @@ interface Follower {
 /**
  * Delivers the event log to followers, each from its own cursor, in order
  * and each fact once. One loop per store blocks on XREAD on a connection of
- * its own, only while someone follows, and hands each batch to the followers
- * that are live, filtered by their cursor. A follower that starts behind the
- * loop catches up with pages of XRANGE first, and joins the loop (in the
- * same turn of the event loop as its last page, so no batch falls between)
- * once its cursor has reached the loop's; facts it read both ways are
- * filtered out by its cursor. Failed reads (Redis restarting) are tried
- * again from the last cursor delivered, so nothing is missed or repeated.
+ * its own, only while someone follows, reading whole entries (each holds
+ * the facts of one script call), and hands each batch to the followers that
+ * are live, filtered by their cursor. A follower that starts behind the
+ * loop catches up with pages of read-facts first (which resume in the
+ * middle of an entry), and joins the loop (in the same turn of the event
+ * loop as its last page, so no batch falls between) once its cursor has
+ * reached the loop's; facts it read both ways are filtered out by its
+ * cursor. Failed reads (Redis restarting) are tried again from the last
+ * entry read, so nothing is missed or repeated.
  */
 export class FactFollower {
   private readonly followers = new Set<Follower>();
   private connection: Redis | Cluster | undefined;
-  /** The cursor the loop has read up to; undefined while the loop is not running. */
+  /** The cursor of the last fact the loop has read (every fact up to it is read); undefined while the loop is not running. */
   private livePosition: string | undefined;
+  /** The id of the last stream entry the loop has read (of facts or not): where its next XREAD starts. */
+  private liveEntryId = '';
   /** Resolves once the loop knows its position. */
   private started = new Latch();
   private isLooping = false;
@@ -87,7 +91,9 @@ export class FactFollower {
         continue;
       }
       if (follower.isStopped) return;
-      deliver(follower, page);
+      deliver(follower, page.facts);
+      // Every fact up to the newest was in the page: nothing between them is still to read.
+      if (page.isComplete && compareCursors(page.newest, follower.cursor) > 0) follower.cursor = page.newest;
       if (compareCursors(follower.cursor, page.newest) < 0) continue;
       await this.started.opened;
       if (follower.isStopped) return;
@@ -112,13 +118,17 @@ export class FactFollower {
         try {
           if (this.livePosition === undefined) {
             this.livePosition = (await this.options.read(undefined, 0)).newest;
+            // Entries start at their first fact's position: those after the newest fact start after it.
+            this.liveEntryId = `${this.livePosition}-${MAX_ENTRY_SEQUENCE}`;
             this.started.open();
           }
-          const batch = await this.readLive(this.livePosition);
+          const batch = await this.readLive(this.liveEntryId);
           failures = 0;
-          if (batch.lastCursor === undefined) continue;
-          this.livePosition = batch.lastCursor;
-          for (const follower of this.followers) if (follower.isLive) deliver(follower, batch);
+          if (batch.lastId === undefined) continue;
+          this.liveEntryId = batch.lastId;
+          const newest = batch.facts.at(-1)?.cursor;
+          if (newest !== undefined) this.livePosition = newest;
+          for (const follower of this.followers) if (follower.isLive) deliver(follower, batch.facts);
         } catch {
           if (this.isClosed) break;
           await pause(failures++);
@@ -132,11 +142,11 @@ export class FactFollower {
     }
   }
 
-  /** The facts after `position`, waiting up to blockMs for one (none when it times out). */
-  private async readLive(position: string): Promise<FactEntries> {
+  /** The entries after the entry `entryId`, waiting up to blockMs for one (none when it times out). */
+  private async readLive(entryId: string): Promise<FactEntries> {
     this.connection ??= this.options.open();
     const { blockMs, pageSize, key } = this.options;
-    const reply = await this.connection.call('xread', ['BLOCK', blockMs, 'COUNT', pageSize, 'STREAMS', key, position]);
+    const reply = await this.connection.call('xread', ['BLOCK', blockMs, 'COUNT', pageSize, 'STREAMS', key, entryId]);
     if (reply === null) return { facts: [] };
     const [stream] = readArray(reply, 'xread');
     const [, entries] = readArray(stream, 'xread stream');
@@ -148,13 +158,14 @@ function closed(): Error {
   return backendUnavailable('Redis', new Error('the store is closed'));
 }
 
-/** Hands the follower the facts after its cursor, and moves its cursor past the batch. */
-function deliver(follower: Follower, batch: FactEntries): void {
-  const { lastCursor } = batch;
-  if (lastCursor === undefined || compareCursors(lastCursor, follower.cursor) <= 0) return;
-  const fresh = batch.facts.filter((recorded) => compareCursors(recorded.cursor, follower.cursor) > 0);
-  follower.cursor = lastCursor;
+/** The largest sequence of a stream id: "<position>-<this>" comes after every entry starting at `position`. */
+const MAX_ENTRY_SEQUENCE = '18446744073709551615';
+
+/** Hands the follower the facts after its cursor, and moves its cursor past them. */
+function deliver(follower: Follower, facts: readonly RecordedFact[]): void {
+  const fresh = facts.filter((recorded) => compareCursors(recorded.cursor, follower.cursor) > 0);
   if (fresh.length === 0) return;
+  follower.cursor = fresh.at(-1)!.cursor;
   try {
     follower.listener(fresh);
   } catch {

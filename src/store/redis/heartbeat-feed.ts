@@ -11,21 +11,42 @@ import { decodeHeartbeat } from './signal-codec';
 export class HeartbeatFeed {
   private readonly listeners = new Set<(notice: HeartbeatNotice) => void>();
   private connection: Redis | Cluster | undefined;
+  /** The subscription of the current listeners (ioredis renews it on reconnection). */
+  private subscribed: Promise<unknown> | undefined;
 
   constructor(
     private readonly open: () => Redis | Cluster,
     private readonly channel: string,
   ) {}
 
-  follow(listener: (notice: HeartbeatNotice) => void): () => void {
+  /**
+   * Adds a listener; resolves once the channel is subscribed (at once when
+   * it already is), so that every notice published from then on reaches it.
+   * Fails, adding nothing, when the subscription is not made within
+   * `timeoutMs` (Redis is unreachable: the subscription waits for it).
+   */
+  async follow(listener: (notice: HeartbeatNotice) => void, timeoutMs: number): Promise<() => void> {
     this.listeners.add(listener);
-    if (this.listeners.size === 1)
-      this.connect()
-        .subscribe(this.channel)
-        .catch(() => {}); // Resubscribed on reconnection.
-    return () => {
-      if (this.listeners.delete(listener) && this.listeners.size === 0) this.connection?.unsubscribe(this.channel).catch(() => {});
-    };
+    if (this.listeners.size === 1) this.subscribed = this.connect().subscribe(this.channel);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the heartbeat channel was not subscribed within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.subscribed, timedOut]);
+    } catch (error) {
+      this.unfollow(listener);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    return () => this.unfollow(listener);
+  }
+
+  private unfollow(listener: (notice: HeartbeatNotice) => void): void {
+    if (!this.listeners.delete(listener) || this.listeners.size > 0) return;
+    this.subscribed = undefined;
+    this.connection?.unsubscribe(this.channel).catch(() => {}); // A lost connection unsubscribed already.
   }
 
   close(): void {

@@ -35,8 +35,10 @@ export class RedisKeys {
   readonly paused: string;
   /** Per queue and minute (`<stats><queue>:<minute start>`), the throughput counts of that minute; each expires. */
   readonly stats: string;
-  /** The event log: a stream of facts. */
+  /** The event log: a stream of facts, one entry per script call that recorded any (fact-codec.ts). */
   readonly events: string;
+  /** The position of the last fact the event log numbered (a counter: domain event-facts.ts cursors). */
+  readonly eventPosition: string;
   /** The pub/sub channel of live heartbeat notices (never stored). */
   readonly heartbeats: string;
 
@@ -60,6 +62,7 @@ export class RedisKeys {
     this.paused = `${prefix}:paused`;
     this.stats = `${prefix}:stats:`;
     this.events = `${prefix}:events`;
+    this.eventPosition = `${prefix}:event-position`;
     this.heartbeats = `${prefix}:heartbeats`;
   }
 
@@ -85,6 +88,7 @@ export class RedisKeys {
       this.stats,
       this.events,
       this.heartbeats,
+      this.eventPosition,
     ];
   }
 

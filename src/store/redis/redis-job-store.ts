@@ -141,6 +141,7 @@ export class RedisJobStore implements JobStore {
     prefix: string,
     probe: { intervalMs: number; timeoutMs: number },
     private readonly events: EventRetention,
+    private readonly commandTimeoutMs: number,
   ) {
     this.keys = new RedisKeys(prefix);
     this.scripts = new ScriptRunner(connection.command, this.keys.scriptKeys(), { eventLogLength: events.maxCount });
@@ -190,9 +191,10 @@ export class RedisJobStore implements JobStore {
 
   /** Connects (waiting for Redis up to the timeout, through failed attempts) and subscribes to the signal channel. */
   static async connect(options: RedisJobStoreOptions): Promise<RedisJobStore> {
-    const connection = openRedis(options.url, options.commandTimeoutMs ?? 5_000);
+    const commandTimeoutMs = options.commandTimeoutMs ?? 5_000;
+    const connection = openRedis(options.url, commandTimeoutMs);
     const probe = { intervalMs: options.pingIntervalMs ?? 1_000, timeoutMs: options.pingTimeoutMs ?? 1_000 };
-    const store = new RedisJobStore(connection, options.prefix, probe, options.events ?? DEFAULT_EVENT_RETENTION);
+    const store = new RedisJobStore(connection, options.prefix, probe, options.events ?? DEFAULT_EVENT_RETENTION, commandTimeoutMs);
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
@@ -371,8 +373,8 @@ export class RedisJobStore implements JobStore {
     return this.run(pruneFactsScript, { now, maxAgeMs: this.events.maxAgeMs });
   }
 
-  followHeartbeats(listener: (notice: HeartbeatNotice) => void): () => void {
-    return this.heartbeats.follow(listener);
+  followHeartbeats(listener: (notice: HeartbeatNotice) => void): Promise<() => void> {
+    return this.guard(this.heartbeats.follow(listener, this.commandTimeoutMs));
   }
 
   audit(): Promise<string[]> {

@@ -92,7 +92,7 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
 export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua'] as const;
 
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 19;
+export const SCRIPT_KEY_COUNT = 20;
 
 /** The text of the libraries every script starts with. */
 export function libraryPrelude(): string {

@@ -1,4 +1,4 @@
-import type { BulkResult } from '../../app/bulk-changes';
+import type { BulkOperation, BulkResult } from '../../app/bulk-changes';
 import type { LifecycleEvent } from '../../domain/event-catalog';
 import { desiredState } from '../../domain/worker';
 import type { QueueCounts, QueueStats, WorkerSnapshot, WorkerTarget } from '../../store/job-store';
@@ -54,8 +54,18 @@ export function toQueueStats(stats: QueueStats, now: number): GetQueueStatsRespo
   };
 }
 
+/**
+ * The state of a job an operation succeeded on without changing it: a
+ * cancelled job cancelled again stays cancelled; a deleted job has none.
+ */
+const UNCHANGED_STATE: Readonly<Record<BulkOperation, JobState>> = {
+  cancel: JobState.JOB_STATE_CANCELLED,
+  retry: JobState.JOB_STATE_UNSPECIFIED,
+  delete: JobState.JOB_STATE_UNSPECIFIED,
+};
+
 /** What a bulk operation did, item by item. */
-export function toProtoBulkResult(result: BulkResult): ProtoBulkResult {
+export function toProtoBulkResult(result: BulkResult, operation: BulkOperation): ProtoBulkResult {
   return {
     items: result.items.map(({ jobId, outcome }) => {
       if (outcome.ok)
@@ -64,7 +74,7 @@ export function toProtoBulkResult(result: BulkResult): ProtoBulkResult {
           ok: true,
           errorCode: '',
           errorMessage: '',
-          state: outcome.transition === undefined ? JobState.JOB_STATE_UNSPECIFIED : toProtoJobState(outcome.transition.to),
+          state: outcome.transition === undefined ? UNCHANGED_STATE[operation] : toProtoJobState(outcome.transition.to),
         };
       const error = outcome.error instanceof OjsError ? outcome.error : new OjsError('backend_error', 'internal error');
       return { jobId, ok: false, errorCode: error.code, errorMessage: error.message, state: JobState.JOB_STATE_UNSPECIFIED };

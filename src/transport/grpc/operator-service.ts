@@ -34,11 +34,14 @@ import { shuttingDown } from './shutting-down';
 /** OperatorService handlers: the fleet, the queues, the jobs and the event feed. */
 export class OperatorServiceHandlers implements OperatorServiceImplementation {
   private readonly eventStreams = new Set<AsyncQueue<WatchEventsResponse>>();
+  /** Set by endStreams: a stream still opening at shutdown ends as soon as it is open. */
+  private isEnded = false;
 
   constructor(private readonly app: Application) {}
 
   /** Ends every open WatchEvents stream with UNAVAILABLE (server shutdown). */
   endStreams(): void {
+    this.isEnded = true;
     for (const outbox of this.eventStreams) outbox.fail(shuttingDown());
   }
 
@@ -123,6 +126,7 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     const endOnAbort = (): void => outbox.end();
     context.signal.addEventListener('abort', endOnAbort);
     this.eventStreams.add(outbox);
+    if (this.isEnded) outbox.fail(shuttingDown());
     try {
       yield* outbox;
     } finally {
@@ -140,7 +144,7 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
       dryRun: selection?.dryRun ?? false,
       ...(reason === undefined || reason === '' ? {} : { reason }),
     });
-    return toProtoBulkResult(result);
+    return toProtoBulkResult(result, operation);
   }
 
   private now(): number {

@@ -8,7 +8,7 @@ function job(fields: Partial<JobFact> & Pick<JobFact, 'from' | 'to'>): JobFact {
   return { kind: 'job', at: AT, jobId: 'j1', jobType: 'email.send', queue: 'email', attempt: 1, ...fields };
 }
 
-function events(fact: EventFact, cursor = '1780000000000-0'): LifecycleEvent[] {
+function events(fact: EventFact, cursor = '1780000000000001'): LifecycleEvent[] {
   return eventsOf({ cursor, fact }, 'billing');
 }
 
@@ -16,7 +16,7 @@ describe('the events a fact stands for', () => {
   it('gives each event the envelope of ojs-events section 2, and job_id and state in its data', () => {
     const [enqueued] = events(job({ from: 'none', to: 'available', attempt: 0, priority: 5, traceparent: TRACEPARENT }));
     expect(enqueued).toEqual({
-      id: 'evt_1780000000000-0.0',
+      id: 'evt_1780000000000001.0',
       type: 'job.enqueued',
       source: 'ojs://billing/api',
       time: AT,
@@ -69,15 +69,16 @@ describe('the events a fact stands for', () => {
   it('numbers the events of one fact, and reads an event id back to its fact and index', () => {
     const [failed, discarded] = events(
       job({ from: 'active', to: 'discarded', workerId: 'w1', error: { type: 'Boom', message: '' }, deadLetter: true }),
-      '42-7',
+      '427',
     );
-    expect([failed!.id, discarded!.id]).toEqual(['evt_42-7.0', 'evt_42-7.1']);
+    expect([failed!.id, discarded!.id]).toEqual(['evt_427.0', 'evt_427.1']);
     expect(discarded).toMatchObject({
       type: 'job.discarded',
       data: { total_attempts: 1, dead_letter: true, last_error: { code: 'Boom' } },
     });
-    expect(parseEventId('evt_42-7.1')).toEqual({ cursor: '42-7', n: 1 });
-    for (const id of ['42-7', 'evt_42.1', 'evt_x-7.0']) expect(parseEventId(id)).toBeUndefined();
+    expect(parseEventId('evt_427.1')).toEqual({ cursor: '427', n: 1 });
+    for (const id of ['427', 'evt_42-7.1', 'evt_x.0', 'evt_99999999999999999.0', 'evt_9007199254740993.0'])
+      expect(parseEventId(id)).toBeUndefined();
   });
 
   it('adds the timeout event to the failure or expiry a timeout caused, as the scheduler', () => {

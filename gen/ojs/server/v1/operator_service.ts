@@ -17,7 +17,13 @@ export const protobufPackage = "ojs.server.v1";
 
 export const protobufFileName = "ojs/server/v1/operator_service.proto";
 
-/** ListOrder is the order of a listing by each job's listing time. */
+/**
+ * ListOrder is the order of a listing. Oldest first lists available jobs
+ * first, in run order (queue by queue in name order; each queue highest
+ * priority first, then first in), then the other states merged by listing
+ * time: when a job finished (finished states), started its attempt
+ * (active) or was created (the rest). Newest first is the exact reverse.
+ */
 export enum ListOrder {
   /** LIST_ORDER_UNSPECIFIED - Same as LIST_ORDER_NEWEST_FIRST. */
   LIST_ORDER_UNSPECIFIED = 0,
@@ -165,11 +171,15 @@ export interface ListQueuesResponse {
 export interface QueueInfo {
   /** Whether the queue is paused (PauseQueue): it takes jobs, delivers none. */
   paused: boolean;
-  /** How long the oldest available job has waited; unset when none waits. */
+  /**
+   * How long the job that runs next (the head of the queue's run order:
+   * highest priority, then first in) has waited since it became available;
+   * unset when none waits.
+   */
   lag:
     | Duration
     | undefined;
-  /** When the oldest available job became available. */
+  /** When the job that runs next became available. */
   oldestAvailableAt: Date | undefined;
   name: string;
   scheduled: number;
@@ -206,8 +216,9 @@ export interface ListJobsRequest {
   order: ListOrder;
   /**
    * Most jobs in the answer; 0 means 100, at most 1000. A page also ends
-   * before it would exceed 4 MiB, and with a type, error type, dead letter
-   * or off-index time filter, after examining 10,000 jobs.
+   * before it would exceed 4 MiB, and after examining 10,000 jobs (or
+   * queues without available jobs): a filter the indexes cannot answer
+   * (type, error type, dead letter) may end a page early.
    */
   pageSize: number;
   /** The next_page_token of the previous answer; empty for the first page. */

@@ -39,7 +39,7 @@ for _, item in ipairs(items) do
       fields[#fields + 1] = 1
     end
     releaseLease(item.id, workerId)
-    enter(item.id, { queue = job[4], createdAt = job[9] }, 'active', 'completed', now, fields)
+    enter(item.id, { queue = job[4], createdAt = job[9], startedAt = job[8] }, 'active', 'completed', now, fields)
     local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10] }
     results[#results + 1] = { 'ok', 'completed', transition(item.id, known, 'active', 'completed', now, { workerId = workerId }) }
   end

@@ -9,16 +9,18 @@
   set iff scheduled or retryable (scored by its time); the expiries iff
   waiting with a waiting deadline (scored by it); the leases iff active
   (scored by its expiry), held by a registered worker whose held set lists
-  it; the soft timeouts only if active (scored by softTimeoutAt); the
-  listing index of its state, and of its state and queue, under its listing
-  key, and no other listing index. Counters equal the real counts per queue
+  it; the soft timeouts only if active (scored by softTimeoutAt); unless
+  available (listed by its ready set), the listing index of its state, and
+  of its state and queue unless active, under its listing key, and no other
+  listing index. Counters equal the real counts per queue
   and state; the queue index lists exactly the queues that hold jobs or are
   paused; both worker indexes list exactly the registered workers (by last
   beat, and by id); held sets belong to registered workers and list only
   jobs active under their lease, never more than the worker's concurrency.
   Throughput minutes hold only their three counts and expire within their
-  lifetime; the event log holds about its length at most (approximate
-  trimming keeps up to one stream node more).
+  lifetime; the event log holds about its length of facts at most (lib
+  trimStep, and approximate trimming keeps up to one stream node more), and
+  its last position is at least that of its newest fact.
   Allowed, because scripts drop them lazily on the way: an active job
   without a soft-timeout entry (take-soft-timeouts took it), and an
   available job missing from its ready set while its waiting deadline is
@@ -44,6 +46,7 @@ end
 local SINGLETONS = {
   [K.due] = 'zset', [K.expiries] = 'zset', [K.leases] = 'zset', [K.seq] = 'string', [K.queues] = 'zset',
   [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset', [K.paused] = 'set', [K.events] = 'stream',
+  [K.eventPosition] = 'string',
 }
 local FAMILIES = {
   { name = 'job', prefix = K.job, type = 'hash' }, { name = 'ready', prefix = K.ready, type = 'zset' },
@@ -135,11 +138,13 @@ for queue in pairs(found.ready) do ready[queue] = scoresOf(K.ready .. queue) end
 -- Listing indexes by name (state, or state:queue), each as a set of its members.
 local listings = {}
 for name in pairs(found.listing) do
-  local state = string.match(name, '^([^:]+)')
-  if IS_JOB_STATE[state] then
-    listings[name] = setOf(redis.call('ZRANGE', K.listing .. name, 0, -1))
+  local state, queue = string.match(name, '^([^:]+):?(.*)$')
+  if not IS_JOB_STATE[state] or state == 'available' then
+    problem('listing index ' .. K.listing .. name .. ' is not of a job state listed by time')
+  elseif state == 'active' and queue ~= '' then
+    problem('listing index ' .. K.listing .. name .. ' is of active jobs of one queue, which have none')
   else
-    problem('listing index ' .. K.listing .. name .. ' is not of a job state')
+    listings[name] = setOf(redis.call('ZRANGE', K.listing .. name, 0, -1))
   end
 end
 -- Listing entries a job accounts for, to find the others.
@@ -166,7 +171,7 @@ for id, job in pairs(jobs) do
       local isDropped = deadline and expiries[id] ~= nil
       if not score then
         if not isDropped then problem('job ' .. id .. ' is available but not in the ready set of its queue ' .. queue) end
-      elseif math.floor(score / SEQ_SPAN) ~= PRIORITY_MAX - tonumber(job.priority or 0) then
+      elseif math.floor(score / RUN_SEQUENCE_SPAN) ~= PRIORITY_MAX - tonumber(job.priority or 0) then
         problem('job ' .. id .. ' is in the ready set of ' .. queue .. ' with a score not of its priority ' .. tostring(job.priority))
       end
     end
@@ -185,9 +190,9 @@ for id, job in pairs(jobs) do
         problem('job ' .. id .. ' is active under a lease of ' .. worker .. ', whose held set does not list it')
       end
     end
-    if job.createdAt then
-      local member = listingKey(listingTime(state, job.createdAt, job.enqueuedAt, job.completedAt), id)
-      for _, name in ipairs({ state, state .. ':' .. queue }) do
+    if job.createdAt and state ~= 'available' then
+      local member = listingKey(listingTime(state, job.createdAt, job.startedAt, job.completedAt), id)
+      for _, name in ipairs(state == 'active' and { state } or { state, state .. ':' .. queue }) do
         if listings[name] and listings[name][member] then
           listed[name .. ' ' .. member] = true
         else
@@ -269,12 +274,23 @@ end
 
 --[[ The event log ]]
 
--- Approximate trimming removes whole stream nodes (stream-node-max-entries, 100 by default).
+-- Approximate trimming removes whole stream nodes (up to 100 entries, or one larger than a node), and keeps
+-- the entry holding the oldest fact to keep: beyond them, facts of at most this many more.
 local EVENT_LOG_SLACK = 1000
 settings()
-local logged = redis.call('XLEN', K.events)
-if eventLogLength > 0 and logged > eventLogLength + EVENT_LOG_SLACK then
-  problem('the event log holds ' .. logged .. ' facts, beyond its length ' .. eventLogLength)
+local oldestEntry = redis.call('XRANGE', K.events, '-', '+', 'COUNT', 1)[1]
+local newestEntry = redis.call('XREVRANGE', K.events, '+', '-', 'COUNT', 1)[1]
+local lastPosition = tonumber(redis.call('GET', K.eventPosition) or 0)
+if oldestEntry then
+  local first, count = entrySpan(oldestEntry[1])
+  local logged = lastPosition - first + 1
+  if eventLogLength > 0 and logged - count > eventLogLength + trimStep() + EVENT_LOG_SLACK then
+    problem('the event log holds ' .. int(logged) .. ' facts, beyond its length ' .. eventLogLength)
+  end
+  local newest, newestCount = entrySpan(newestEntry[1])
+  if newest + newestCount - 1 > lastPosition then
+    problem('the event log numbered facts up to ' .. int(lastPosition) .. ', but holds one at ' .. int(newest + newestCount - 1))
+  end
 end
 
 --[[ Workers ]]

@@ -17,8 +17,9 @@
         first job that does not fit ends the claim: it, and the entries popped
         with it, go back to their ready queue with their original scores, so
         they keep their place in line.
-        Each claimed job moves to the active listing and records its fact
-        (available -> active, with the worker and its enqueue time).
+        Each claimed job enters the active listing (by its start) and, when
+        the log is on, records its fact (available -> active, with the
+        worker and its enqueue time).
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
@@ -62,9 +63,11 @@ local function take(id, f, queue, deadline)
   redis.call('HSET', K.job .. id, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
     'leaseToken', leaseToken(nonce, attempt), 'leaseExpiresAt', leaseExpiresAt, 'leaseConfirmed', '0', 'leaseRenewedAt', startedAt)
   count(queue, 'available', 'active')
-  relist(id, queue, 'available', listingTime('available', f[16], f[11]), 'active', f[16])
-  transition(id, { type = f[15], queue = queue, attempt = attempt, startedAt = startedAt, enqueuedAt = f[11], tp = f[17] }, 'available', 'active',
-    now, { workerId = workerId })
+  relist(id, queue, 'active', now, true)
+  if isLogging() then
+    local known = { type = f[15], queue = queue, attempt = attempt, startedAt = startedAt, enqueuedAt = f[11], tp = f[16] }
+    transition(id, known, 'available', 'active', now, { workerId = workerId })
+  end
   if deadline then zrem(K.expiries, id) end
   zadd(K.leases, leaseExpiresAt, id)
   zadd(K.timeouts, softTimeoutAt(now, f[7], f[9]), id)
@@ -83,7 +86,7 @@ for _, queue in ipairs(queues) do
         zadd(ready, score, id)
       else
         local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
-          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'createdAt', 'tp')
+          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp')
         local deadline = waitingDeadline(f[2], f[3], f[4])
         if f[1] == 'available' and not (deadline and deadline <= now) then
           local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '')

@@ -2,11 +2,11 @@
   enqueue: (none) -> scheduled | available | pending, for a batch of jobs.
   Pre:  every argument is valid; no id of the batch is taken, nor repeated
         within it (all or none are stored).
-  Post: each job hash is written and indexed by its state (ready queue or due
-        time, listing indexes) and its waiting deadline; per-queue counters
-        and the queue index are updated; one jobsAvailable signal per queue;
-        one fact per job (none -> its state, with its priority and scheduled
-        time).
+  Post: each job hash is written and indexed by its state (ready queue, or
+        due time and listing indexes) and its waiting deadline; per-queue
+        counters and the queue index are updated; one jobsAvailable signal
+        per queue; one fact per job (none -> its state, with its priority and
+        scheduled time) when the log is on.
   ARGV: 1 now, 2 job count, 3 stride (16), then per job (scripts/enqueue.ts
         NEW_JOB_FIELDS), '' for none: id, queue, state, priority, discardAt,
         ttlAt, scheduledAt, type, vis, tmo, grace, stall, totalAt, created
@@ -57,7 +57,9 @@ for _, job in ipairs(jobs) do
   local deadline = waitingDeadline(job.discardAt, job.ttlAt, 0)
   enter(job.id, { queue = job.queue, priority = job.priority, deadline = deadline, scheduledAt = job.scheduledAt, createdAt = job.createdAt }, nil,
     job.state, now, fields)
-  transition(job.id, job, 'none', job.state, now, { priority = job.priority, scheduledAt = job.state == 'scheduled' and job.scheduledAt })
+  if isLogging() then
+    transition(job.id, job, 'none', job.state, now, { priority = job.priority, scheduledAt = job.state == 'scheduled' and text(job.scheduledAt) })
+  end
 end
 finish()
 return { 'ok' }

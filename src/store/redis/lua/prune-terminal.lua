@@ -55,7 +55,7 @@ while pruned < limit do
   position[first] = position[first] + 1
   local queue = redis.call('HGET', K.job .. firstHead.id, 'queue')
   redis.call('DEL', K.job .. firstHead.id)
-  relist(firstHead.id, queue, first, firstHead.at, nil)
+  relist(firstHead.id, queue, first, firstHead.at, false)
   count(queue, first, nil)
   excess = excess - 1
   pruned = pruned + 1

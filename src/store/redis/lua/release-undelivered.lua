@@ -36,7 +36,7 @@ for _, lease in ipairs(leases) do
     releaseLease(id, job[2])
     -- The waiting deadline of the attempt given back (an enqueue TTL applies again before the first).
     local deadline = waitingDeadline(job[10], job[11], attempt)
-    enter(id, { queue = job[7], deadline = deadline, createdAt = job[12] }, 'active', 'available', now, { 'attempt', attempt })
+    enter(id, { queue = job[7], deadline = deadline, createdAt = job[12], startedAt = job[6] }, 'active', 'available', now, { 'attempt', attempt })
     local known = { type = job[8], queue = job[7], attempt = attempt, startedAt = job[6], tp = job[13] }
     transitions[#transitions + 1] = transition(id, known, 'active', 'available', now, { workerId = job[2], reason = 'undelivered' })
   end

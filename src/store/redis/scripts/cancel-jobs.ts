@@ -1,3 +1,4 @@
+import { factText } from '../fact-codec';
 import type { BulkChangeParams, BulkOutcome } from '../../job-store';
 import { arg, declareScript } from '../script';
 import { bulkArgs, readBulkOutcomes } from './bulk-changes';
@@ -6,6 +7,9 @@ import { bulkArgs, readBulkOutcomes } from './bulk-changes';
 export const cancelJobsScript = declareScript({
   name: 'cancel-jobs',
   encode: (params: BulkChangeParams) =>
-    bulkArgs([arg.int(params.now, 'now'), arg.text(params.actor ?? '', 'actor'), arg.text(params.reason ?? '', 'reason')], params),
+    bulkArgs(
+      [arg.int(params.now, 'now'), arg.text(factText(params.actor ?? ''), 'actor'), arg.text(factText(params.reason ?? ''), 'reason')],
+      params,
+    ),
   decode: (reply, params): BulkOutcome[] => readBulkOutcomes(reply, params, 'cancelled'),
 });

@@ -1,3 +1,4 @@
+import { factText } from '../fact-codec';
 import type { Job } from '../../../domain/job';
 import { deadlineFields, encodeBody } from '../job-codec';
 import { readStatus, readString } from '../reply';
@@ -47,7 +48,7 @@ function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], ScriptA
     stall: arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'),
     totalAt: arg.optionalInt(totalAt, 'job totalAt'),
     createdAt: arg.int(job.createdAt, 'job createdAt'),
-    traceparent: typeof traceparent === 'string' ? traceparent : '',
+    traceparent: typeof traceparent === 'string' ? factText(traceparent) : '',
     body: encodeBody(job),
   };
 }

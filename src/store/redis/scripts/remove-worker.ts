@@ -13,8 +13,7 @@ export const removeWorkerScript = declareScript({
         arg.int(params.now, 'now'),
         arg.id(params.workerId, 'worker id'),
         arg.optionalInt(params.ifLastBeatAt, 'ifLastBeatAt'),
-        // Only dead-worker detection removes a worker on condition that it stayed silent.
-        params.ifLastBeatAt === undefined ? 'deregistered' : 'dead',
+        arg.id(params.reason, 'reason'),
       ],
       OUTCOME_FIELDS,
       params.recoveries,

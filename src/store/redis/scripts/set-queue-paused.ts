@@ -1,3 +1,4 @@
+import { factText } from '../fact-codec';
 import type { PauseParams } from '../../job-store';
 import { readInteger } from '../reply';
 import { arg, declareScript } from '../script';
@@ -9,7 +10,7 @@ export const setQueuePausedScript = declareScript({
     arg.int(params.now, 'now'),
     arg.id(params.queue, 'queue'),
     arg.flag(params.paused),
-    arg.text(params.actor ?? '', 'actor'),
+    arg.text(factText(params.actor ?? ''), 'actor'),
   ],
   decode: (reply): { changed: boolean } => ({ changed: readInteger(reply, 'pause changed') === 1 }),
 });

@@ -7,7 +7,8 @@
   before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
   worker states (worker.ts), the bounds and formats the scripts check
-  their arguments against, and the unit of queue throughput.
+  their arguments against, the unit of queue throughput, and the numbers
+  of listings (job-query.ts) and of the event log (event-facts.ts).
 ]]
 
 -- Every job state, in the domain's order.
@@ -51,3 +52,13 @@ local THROUGHPUT_MINUTES = 60
 
 -- A lease token is "<claim nonce>.<attempt>" (lease.ts leaseToken).
 local LEASE_TOKEN_SEPARATOR = '.'
+
+-- An available job's run rank is (PRIORITY_MAX - priority) * RUN_SEQUENCE_SPAN + its run
+-- sequence (job-query.ts runRank); RUN_RANK_END is past every rank (0 is before every rank).
+local RUN_SEQUENCE_SPAN = 2199023255552
+local RUN_RANK_END = 4400245534359552
+
+-- The event log numbers its facts from min(first fact's time, LOG_START_MAX_MS) * LOG_POSITIONS_PER_MS + 1
+-- (event-facts.ts firstLogPosition).
+local LOG_POSITIONS_PER_MS = 1000
+local LOG_START_MAX_MS = 7000000000000

@@ -7,12 +7,12 @@
 --[[ Manual changes (single and bulk) ]]
 
 -- The job fields a manual change reads, by HMGET position.
-local MANUAL_FIELDS = { 'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'enqueuedAt', 'completedAt', 'tp', 'discardAt', 'ttlAt' }
+local MANUAL_FIELDS = { 'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'completedAt', 'tp', 'discardAt', 'ttlAt' }
 local function manualJob(id)
   local f = redis.call('HMGET', K.job .. id, unpack(MANUAL_FIELDS))
   return {
-    state = f[1], leaseWorker = f[2], queue = f[3], type = f[4], attempt = f[5], startedAt = f[6], createdAt = f[7], enqueuedAt = f[8],
-    completedAt = f[9], tp = f[10], discardAt = f[11], ttlAt = f[12],
+    state = f[1], leaseWorker = f[2], queue = f[3], type = f[4], attempt = f[5], startedAt = f[6], createdAt = f[7], completedAt = f[8],
+    tp = f[9], discardAt = f[10], ttlAt = f[11],
   }
 end
 
@@ -116,7 +116,7 @@ local function applyOutcome(item, job, holder, now)
   if item.state == 'retryable' then
     fields[#fields + 1] = 'nextRetryAt'
     fields[#fields + 1] = item.nextRetryAt
-    extra.nextRetryAt = item.nextRetryAt
+    extra.nextRetryAt = text(item.nextRetryAt)
   elseif item.state == 'discarded' then
     fields[#fields + 1] = 'deadLetter'
     fields[#fields + 1] = item.deadLetter and 1 or 0

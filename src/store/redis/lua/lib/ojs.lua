@@ -13,11 +13,12 @@
     1 job prefix      2 ready prefix     3 due zset        4 expiries zset
     5 leases zset     6 seq counter      7 queue names zset (score 0: by name)
     8 counts prefix   9 workers zset (by last beat)       10 worker prefix
-   11 held prefix    12 listing prefix (zsets by listing key, per state and
-                        per state and queue)               13 signal channel
-   14 soft timeouts zset                 15 worker ids zset (score 0: by id)
-   16 paused queues set                  17 stats prefix (per queue and minute)
-   18 event log stream                   19 heartbeat channel
+   11 held prefix    12 listing prefix (zsets by listing key, per state listed
+                        by time, and per such state but active and queue)
+   13 signal channel 14 soft timeouts zset                 15 worker ids zset
+                        (score 0: by id)                   16 paused queues set
+   17 stats prefix (per queue and minute)                  18 event log stream
+   19 heartbeat channel                  20 the event log's last position
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -33,7 +34,7 @@ local K = {
   job = KEYS[1], ready = KEYS[2], due = KEYS[3], expiries = KEYS[4], leases = KEYS[5],
   seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
   held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
-  paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19],
+  paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
 }
 
 --[[
@@ -73,7 +74,7 @@ local pending = { zset = {}, set = {}, hincr = {}, stats = {} }
 -- Per state, its listing index's pending members and, per queue, those of the queue's
 -- (relist): memos of `pending`, emptied with it.
 local listings = {}
--- Facts to append to the event log, in order.
+-- The facts to append to the event log, in order: one stream entry at flush.
 local facts = {}
 -- Queues that lost a job for good (pruned, deleted): dropped once they hold none.
 local shrunk = {}
@@ -157,30 +158,76 @@ local function dropIfEmpty(queue)
   if redis.call('SISMEMBER', K.paused, queue) == 0 then redis.call('ZREM', K.queues, queue) end
 end
 
--- The id the next fact gets: its time's milliseconds, or Redis's own choice
--- when the log already holds a later one (a replica's clock behind another's).
-local factId
+--[[
+  The event log (fact-codec.ts): one stream entry per script call, id
+  "<position of its first fact>-<number of facts>", one field `f` holding
+  the facts' lines separated by RS. Positions count facts one by one
+  (domain event-facts.ts), from the counter at K.eventPosition: cursors
+  order facts exactly, and trimming by count is trimming by position.
+]]
+local FIELD_SEPARATOR, FACT_SEPARATOR = '\31', '\30'
 
--- Appends a fact to the event log under `id`, trimming the log to about its
--- length when asked; returns what Redis answered (an error reply as a table).
-local function xadd(fact, id, isTrimmed)
-  if isTrimmed then return redis.pcall('XADD', K.events, 'MAXLEN', '~', eventLogLength, id, unpack(fact)) end
-  return redis.pcall('XADD', K.events, id, unpack(fact))
+-- The log is trimmed when its last position passes a multiple of this
+-- (a hundredth of its length, at most 1,000 facts): the search for where
+-- to cut is paid once per that many facts, and the log holds at most that
+-- many facts beyond its length, plus a stream node.
+local function trimStep()
+  return math.max(1, math.min(1000, math.floor(eventLogLength / 100)))
 end
 
--- Appends the pending facts to the event log, trimmed to about its length by
--- the last one (trimming once per script costs less than once per fact).
+-- The position and fact count an entry id names ("<first>-<count>").
+local function entrySpan(id)
+  local first, count = string.match(id, '^(%d+)%-(%d+)$')
+  return tonumber(first), tonumber(count)
+end
+
+--[[
+  The position counter was missing (a new log, or its key was lost): the
+  call's facts start at firstLogPosition of the first one's time (domain
+  event-facts.ts), and after whatever the stream still holds, so positions
+  never go back. Returns the position of the call's last fact, stored.
+]]
+local function restartPositions(n)
+  local at = tonumber(string.match(facts[1], '^%a' .. FIELD_SEPARATOR .. '(%d+)'))
+  local first = math.min(at, LOG_START_MAX_MS) * LOG_POSITIONS_PER_MS + 1
+  local newest = redis.call('XREVRANGE', K.events, '+', '-', 'COUNT', 1)[1]
+  if newest then
+    local position, count = entrySpan(newest[1])
+    first = math.max(first, position + count)
+  end
+  redis.call('SET', K.eventPosition, int(first + n - 1))
+  return first + n - 1
+end
+
+--[[
+  Where to cut the log so that it keeps its newest `eventLogLength` facts
+  once the entry [first, last] is added: the id of the entry holding the
+  oldest fact to keep (entries before it go, in whole stream nodes), or nil
+  when it is not time to trim (see trimStep) or nothing is old enough.
+]]
+local function trimmedBefore(first, last, n)
+  local step = trimStep()
+  if math.floor(last / step) == math.floor((first - 1) / step) then return nil end
+  local keep = last - eventLogLength + 1
+  if keep >= first then return int(first) .. '-' .. n end
+  local holder = redis.call('XREVRANGE', K.events, '(' .. int(keep + 1) .. '-0', '-', 'COUNT', 1)[1]
+  return holder and holder[1]
+end
+
+-- Appends the pending facts to the event log as one entry, trimming it to about its length.
 local function appendFacts()
-  for i, fact in ipairs(facts) do
-    local isLast = i == #facts
-    local added = xadd(fact, factId or (fact[4] .. '-*'), isLast)
-    if type(added) == 'table' and added.err then
-      -- Only an explicit time can be refused (older than the last fact): cursors only increase.
-      if factId then error(added) end
-      factId = '*'
-      added = xadd(fact, factId, isLast)
-      if type(added) == 'table' and added.err then error(added) end
-    end
+  local n = #facts
+  if n == 0 then return end
+  local last = redis.call('INCRBY', K.eventPosition, n)
+  if last == n then last = restartPositions(n) end
+  local first = last - n + 1
+  local id = int(first) .. '-' .. n
+  local entry = n == 1 and facts[1] or table.concat(facts, FACT_SEPARATOR)
+  local cut = trimmedBefore(first, last, n)
+  if cut then
+    redis.call('XADD', K.events, 'MINID', '~', cut, id, 'f', entry)
+  else
+    redis.call('XADD', K.events, id, 'f', entry)
   end
   facts = {}
 end
@@ -251,56 +298,44 @@ end
 
 --[[ Facts (the event log) ]]
 
---[[
-  Facts are flat lists, field name then value, as the stream stores them
-  (fact-codec.ts reads them back): k (kind: job, progress, worker, queue),
-  at, then the kind's fields, absent when they have no value. Every value is
-  a string.
-]]
-local function fact(kind, at)
-  return { 'k', kind, 'at', text(at) }
-end
-
--- Adds `name` = `value` to a fact unless the value is absent (nil, false, '').
-local function put(f, name, value)
-  if value == nil or value == false or value == '' then return end
-  local n = #f
-  f[n + 1] = name
-  f[n + 2] = text(value)
-end
-
 -- Appends a fact to the log at flush, unless the log is off.
 local function record(f)
   settings()
   if eventLogLength > 0 then facts[#facts + 1] = f end
 end
 
--- The names of a job fact's optional fields, by what scripts call them
--- (fact-codec.ts JOB_FACT_FIELDS): worker, priority, scheduled at, next retry
--- at, most attempts, created at, error summary JSON, dead letter (0/1),
--- reason, actor.
-local EXTRA_FIELDS = {
-  workerId = 'w', priority = 'pri', scheduledAt = 'sched', nextRetryAt = 'retry', maxAttempts = 'max', createdAt = 'created',
-  error = 'err', deadLetter = 'dl', reason = 'why', actor = 'by',
-}
+-- Whether facts are recorded: scripts that return no transition build none otherwise.
+local function isLogging()
+  settings()
+  return eventLogLength > 0
+end
+
+local NO_EXTRA = {}
 
 --[[
-  Job `id` moved from `from` ('none' for a new job) to `to` at `now`: records
-  the fact, counts the queue's throughput (completed; a failed attempt,
-  which leaves active with an error; discarded), and returns the fact as
-  scripts return transitions. The fact and the transition are one table, so
-  that what the log tells and what the caller is told never disagree.
-  `job` holds type, queue, attempt and, when known, startedAt (reported for
-  an attempt that starts or ends), enqueuedAt (for one that starts) and tp
-  (its traceparent); `extra` the change's own fields (EXTRA_FIELDS).
+  Job `id` moved from `from` ('none' for a new job) to `to` at `now`:
+  records the fact, counts the queue's throughput (completed; a failed
+  attempt, which leaves active with an error; discarded), and returns the
+  fact's line (fact-codec.ts, job fields in order), which is also the
+  transition scripts return: what the log tells and what the caller is told
+  never disagree. `job` holds type, queue, attempt and, when known,
+  startedAt (reported for an attempt that starts or ends), enqueuedAt (for
+  one that starts) and tp (its traceparent, stored as fact text); `extra`
+  the change's own fields: workerId, priority, scheduledAt, nextRetryAt,
+  maxAttempts, createdAt, error (summary JSON), deadLetter ('0'/'1'),
+  reason, actor. Every value is text (or a number below 10^14, which
+  concatenates exactly): one concatenation builds the line.
 ]]
 local function transition(id, job, from, to, now, extra)
-  local f = { 'k', 'job', 'at', text(now), 'id', id, 'type', job.type, 'q', job.queue, 'from', from, 'to', to, 'n', text(job.attempt or 0) }
-  if to == 'active' or from == 'active' then put(f, 'start', job.startedAt) end
-  if to == 'active' then put(f, 'enq', job.enqueuedAt) end
-  put(f, 'tp', job.tp)
-  extra = extra or {}
-  for name, value in pairs(extra) do put(f, EXTRA_FIELDS[name], value) end
+  extra = extra or NO_EXTRA
+  local isAttempt = to == 'active' or from == 'active'
+  local f = 'j' .. FIELD_SEPARATOR .. text(now) .. FIELD_SEPARATOR .. id .. FIELD_SEPARATOR .. job.type .. FIELD_SEPARATOR .. job.queue
+    .. FIELD_SEPARATOR .. from .. FIELD_SEPARATOR .. to .. FIELD_SEPARATOR .. text(job.attempt or 0) .. FIELD_SEPARATOR .. (extra.workerId or '')
+    .. FIELD_SEPARATOR .. (extra.priority or '') .. FIELD_SEPARATOR .. (extra.scheduledAt or '') .. FIELD_SEPARATOR .. (extra.nextRetryAt or '')
+    .. FIELD_SEPARATOR .. (extra.maxAttempts or '') .. FIELD_SEPARATOR .. (isAttempt and job.startedAt or '')
+    .. FIELD_SEPARATOR .. (to == 'active' and job.enqueuedAt or '') .. FIELD_SEPARATOR .. (extra.createdAt or '')
+    .. FIELD_SEPARATOR .. (extra.error or '') .. FIELD_SEPARATOR .. (extra.deadLetter or '') .. FIELD_SEPARATOR .. (extra.reason or '')
+    .. FIELD_SEPARATOR .. (extra.actor or '') .. FIELD_SEPARATOR .. (job.tp or '')
   if to == 'completed' then stat(job.queue, now, 'completed') end
   if from == 'active' and extra.error and to ~= 'cancelled' then stat(job.queue, now, 'failed') end
   if to == 'discarded' then stat(job.queue, now, 'discarded') end
@@ -308,17 +343,20 @@ local function transition(id, job, from, to, now, extra)
   return f
 end
 
+-- A fact line from its fields, in order (nil and false: absent).
+local function factLine(kind, fields, n)
+  local line = { kind }
+  for i = 1, n do
+    local value = fields[i]
+    line[i + 1] = (value == nil or value == false) and '' or text(value)
+  end
+  return table.concat(line, FIELD_SEPARATOR)
+end
+
 -- A worker reported progress (`progress` nil when the report had none) on its held job.
 local function progressFact(id, job, workerId, progress, now)
-  local f = fact('progress', now)
-  put(f, 'id', id)
-  put(f, 'type', job.type)
-  put(f, 'q', job.queue)
-  put(f, 'w', workerId)
-  put(f, 'n', tonumber(job.attempt or 0))
-  if progress then put(f, 'p', string.format('%.17g', progress)) end
-  put(f, 'tp', job.tp)
-  record(f)
+  local shown = progress and string.format('%.17g', progress)
+  record(factLine('p', { now, id, job.type, job.queue, workerId, job.attempt or 0, shown, job.tp }, 8))
 end
 
 --[[
@@ -327,26 +365,13 @@ end
   (deregistered or dead), registeredAt, lastBeatAt.
 ]]
 local function workerFact(workerId, from, to, now, details)
-  local f = fact('worker', now)
-  put(f, 'w', workerId)
-  put(f, 'from', from)
-  put(f, 'to', to)
-  put(f, 'qs', details.queues)
-  put(f, 'conc', details.concurrency)
-  put(f, 'active', details.activeJobs)
-  put(f, 'why', details.reason)
-  put(f, 'reg', details.registeredAt)
-  put(f, 'beat', details.lastBeatAt)
-  record(f)
+  local d = details
+  record(factLine('w', { now, workerId, from, to, d.queues, d.concurrency, d.activeJobs, d.reason, d.registeredAt, d.lastBeatAt }, 10))
 end
 
--- A queue was paused or resumed.
+-- A queue was paused or resumed (`actor` stored as fact text).
 local function queueFact(queue, paused, actor, now)
-  local f = fact('queue', now)
-  put(f, 'q', queue)
-  put(f, 'paused', paused and '1' or '0')
-  put(f, 'by', actor)
-  record(f)
+  record(factLine('q', { now, queue, paused and '1' or '0', actor }, 4))
 end
 
 --[[
@@ -379,12 +404,12 @@ local function nextSeq()
   return seqNext - 1
 end
 
--- Ready queues order by this score: higher priority first, then FIFO. The
--- priority part is a multiple of 2^41 and sequences stay below it, so over
--- the domain's priority range every score is exact in a double.
-local SEQ_SPAN = 2 ^ 41
+-- Ready queues order by this score, the job's run rank (domain job-query.ts
+-- runRank): higher priority first, then FIFO. The priority part is a
+-- multiple of RUN_SEQUENCE_SPAN and sequences stay below it, so over the
+-- domain's priority range every score is exact in a double.
 local function readyScoreOf(priority, seq)
-  return (PRIORITY_MAX - tonumber(priority)) * SEQ_SPAN + seq
+  return (PRIORITY_MAX - tonumber(priority)) * RUN_SEQUENCE_SPAN + seq
 end
 local function readyScore(priority)
   return readyScoreOf(priority, nextSeq())
@@ -438,11 +463,12 @@ local function leaseProblem(state, leaseWorker, leaseToken, workerId, token)
 end
 
 -- The time a job is listed by in `state` (mirror of domain/job-query.ts
--- listingTimeOf): finished states by completion, available by enqueueing,
--- the rest by creation.
-local function listingTime(state, createdAt, enqueuedAt, completedAt)
+-- listingTimeOf): finished states by completion, active by the start of its
+-- attempt, the rest by creation (available jobs are listed by their ready
+-- queue, never by this).
+local function listingTime(state, createdAt, startedAt, completedAt)
   if TERMINAL[state] then return completedAt or createdAt end
-  if state == 'available' then return enqueuedAt or createdAt end
+  if state == 'active' then return startedAt or createdAt end
   return createdAt
 end
 
@@ -451,14 +477,25 @@ local function listingKey(time, id)
   return pad(time) .. ':' .. id
 end
 
--- The pending members of the listing indexes of `state`: of all queues, and of `queue`.
+-- An available job's key in listings, from its ready score (mirror of domain/job-query.ts availableListingKey).
+local function availableKey(queue, rank)
+  return queue .. '#' .. string.format('%016.0f', rank)
+end
+
+--[[
+  The pending members of the listing indexes of `state` (one listed by
+  time): of all queues and, unless the state is active, of `queue`.
+  Active jobs have the index of all queues only: they are few (at most the
+  workers' concurrency), and a claim or a settlement then writes one index,
+  not two. Available jobs have none: their ready queue is their listing.
+]]
 local function listingMembers(state, queue)
   local indexes = listings[state]
   if not indexes then
-    indexes = { byQueue = {} }
+    indexes = { all = membersOf('zset', K.listing .. state), byQueue = {} }
     listings[state] = indexes
   end
-  indexes.all = indexes.all or membersOf('zset', K.listing .. state)
+  if state == 'active' then return indexes.all, nil end
   local ofQueue = indexes.byQueue[queue]
   if not ofQueue then
     ofQueue = membersOf('zset', K.listing .. state .. ':' .. queue)
@@ -467,54 +504,47 @@ local function listingMembers(state, queue)
   return indexes.all, ofQueue
 end
 
--- Moves the job's entries in the listing indexes (all queues, and its own)
--- from those of `from` to those of `to` (either nil: none).
-local function relist(id, queue, from, fromTime, to, toTime)
-  if from then
-    local member = listingKey(fromTime, id)
-    local all, ofQueue = listingMembers(from, queue)
-    all[member] = false
-    ofQueue[member] = false
-  end
-  if to then
-    local member = listingKey(toTime, id)
-    local all, ofQueue = listingMembers(to, queue)
-    all[member] = 0
-    ofQueue[member] = 0
-  end
+-- Adds (or, `isListed` false, removes) the job's entries in the listing indexes of `state`, under its listing time.
+local function relist(id, queue, state, time, isListed)
+  local member = listingKey(time, id)
+  local all, ofQueue = listingMembers(state, queue)
+  local score = isListed and 0 or false
+  all[member] = score
+  if ofQueue then ofQueue[member] = score end
 end
 
 --[[
   A queue as listings show it: {queue, {state, count...}, paused (0/1),
-  enqueue time of its oldest available job, the listing time of the first
-  entry of its available index ('' for none)}.
+  enqueue time of the job that runs next (the first of its ready queue; ''
+  for none)}.
 ]]
 local function queueSummary(queue)
-  local first = redis.call('ZRANGEBYLEX', K.listing .. 'available:' .. queue, '-', '+', 'LIMIT', 0, 1)[1]
-  local oldestAvailableAt = first and string.sub(first, 1, 15) or ''
-  return { queue, redis.call('HGETALL', K.counts .. queue), redis.call('SISMEMBER', K.paused, queue), oldestAvailableAt }
+  local next = redis.call('ZRANGE', K.ready .. queue, 0, 0)[1]
+  local nextEnqueuedAt = next and redis.call('HGET', K.job .. next, 'enqueuedAt') or ''
+  return { queue, redis.call('HGETALL', K.counts .. queue), redis.call('SISMEMBER', K.paused, queue), nextEnqueuedAt }
 end
 
 --[[ State changes ]]
 
 -- What enter() may need to know of a job, read at once when it lacks any of it.
-local KNOWN_FIELDS = { 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt', 'createdAt', 'enqueuedAt', 'completedAt' }
+local KNOWN_FIELDS = { 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt', 'createdAt', 'startedAt', 'completedAt' }
 
 --[[
-  Makes job `id` enter `state` from `from` (nil for a new job): sets the
-  state (and the time fields the state implies) together with `fields` in
-  one HSET, moves the counters and the listing entries, and adds the index
-  entries the state needs (ready queue, due time, expiry). `job` holds what
-  the caller already knows of the job (queue, priority, deadline (its
-  waitingDeadline, false for none), scheduledAt, nextRetryAt, and the times
-  it is listed by: createdAt, enqueuedAt, completedAt); what it lacks is read.
+  Makes job `id` enter `state` (any but active: claim makes jobs active)
+  from `from` (nil for a new job): sets the state (and the time fields the
+  state implies) together with `fields` in one HSET, moves the counters and
+  the listing entries, and adds the index entries the state needs (ready
+  queue, due time, expiry). `job` holds what the caller already knows of
+  the job (queue, priority, deadline (its waitingDeadline, false for none),
+  scheduledAt, nextRetryAt, and the times it is listed by: createdAt,
+  startedAt, completedAt); what it lacks is read.
 ]]
 local function enter(id, job, from, state, now, fields)
   local key = K.job .. id
-  local listedByCreation = not (state == 'available' or TERMINAL[state]) or (from and not (from == 'available' or TERMINAL[from]))
+  local listedByCreation = not (state == 'available' or TERMINAL[state]) or (from and WAITING[from] and from ~= 'available')
   local missing = (state == 'available' and job.priority == nil) or (WAITING[state] and job.deadline == nil)
     or (state == 'retryable' and job.nextRetryAt == nil) or (state == 'scheduled' and job.scheduledAt == nil)
-    or (listedByCreation and job.createdAt == nil) or (from == 'available' and job.enqueuedAt == nil)
+    or (listedByCreation and job.createdAt == nil) or (from == 'active' and job.startedAt == nil)
     or (from and TERMINAL[from] and job.completedAt == nil)
   if missing then
     local known = redis.call('HMGET', key, unpack(KNOWN_FIELDS))
@@ -523,7 +553,7 @@ local function enter(id, job, from, state, now, fields)
     job.scheduledAt = job.scheduledAt or known[5]
     job.nextRetryAt = job.nextRetryAt or known[6]
     job.createdAt = job.createdAt or known[7]
-    job.enqueuedAt = job.enqueuedAt or known[8]
+    job.startedAt = job.startedAt or known[8]
     job.completedAt = job.completedAt or known[9]
   end
   fields = fields or {}
@@ -545,8 +575,8 @@ local function enter(id, job, from, state, now, fields)
   if WAITING[state] and job.deadline then zadd(K.expiries, job.deadline, id) end
   redis.call('HSET', key, unpack(fields))
   count(job.queue, from, state)
-  local fromTime = from and listingTime(from, job.createdAt, job.enqueuedAt, job.completedAt)
-  relist(id, job.queue, from, fromTime, state, listingTime(state, job.createdAt, now, now))
+  if from and from ~= 'available' then relist(id, job.queue, from, listingTime(from, job.createdAt, job.startedAt, job.completedAt), false) end
+  if state ~= 'available' then relist(id, job.queue, state, listingTime(state, job.createdAt, nil, now), true) end
 end
 
 -- Leaves the indexes of the job's current waiting state.
