@@ -124,7 +124,9 @@ async function eventLogSection(): Promise<void> {
       for (let run = 0; run < EVENT_LOG_RUNS; run++) {
         for (const side of ['on', 'off'] as const) {
           const sideEnv = side === 'on' ? env : { ...env, OJS_EVENT_RETENTION_COUNT: '0' };
-          const result = await withServer(sideEnv, (address) => ojsThroughput(address, JOBS, `events-${side}-${store}-${run}`, 'batched'));
+          const result = await withServer(sideEnv, (address) =>
+            ojsThroughput(address, JOBS, `events-${side}-${store.toLowerCase()}-${run}`, 'batched'),
+          );
           rates[side].push(result.rate);
         }
       }

@@ -1,11 +1,25 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HealthCheckResponse_ServingStatus } from 'nice-grpc-server-health/lib/proto/grpc/health/v1/health';
+import { JobState } from '../../gen/ojs/server/v1/job';
 import { TestServer, type Clients } from '../support/test-server';
+import { TestWorker } from '../support/test-worker';
 
 const run = promisify(execFile);
 const BUF = join(__dirname, '..', '..', 'node_modules', '.bin', 'buf');
+
+/** The unary calls of the README's buf curl block, as [path after the host, request body]. */
+function readmeBufCurlCalls(): [string, string][] {
+  const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const calls: [string, string][] = [];
+  for (const match of readme.matchAll(/^\$BUF_CURL (\$OPS|http:\/\/127\.0\.0\.1:9090\/[\w.]+)\/(\w+) -d '([^']*)'/gm)) {
+    const service = match[1] === '$OPS' ? 'ojs.server.v1.OperatorService' : match[1]!.slice('http://127.0.0.1:9090/'.length);
+    if (match[2] !== 'WatchEvents') calls.push([`${service}/${match[2]}`, match[3]!]);
+  }
+  return calls;
+}
 
 describe('operability', () => {
   let server: TestServer;
@@ -53,5 +67,18 @@ describe('operability', () => {
       ),
     ) as { jobs: { type: string; args: unknown[]; state: string }[] };
     expect(reply.jobs[0]).toMatchObject({ type: 'reflected.call', args: [1, 'two', { three: 3 }], state: 'JOB_STATE_AVAILABLE' });
+  });
+
+  it("answers every unary call of the README's buf curl block", async () => {
+    const calls = readmeBufCurlCalls();
+    expect(calls.map(([path]) => path.split('/')[1])).toEqual(expect.arrayContaining(['GetQueueStats', 'ListJobs', 'WaitForJob']));
+    const worker = await TestWorker.register(clients, { queues: ['emails'] });
+    const [job] = (await clients.jobs.enqueue({ jobs: [{ type: 'email.send', queue: 'emails' }] })).jobs;
+    for (const [path, body] of calls) {
+      const request = body.replaceAll('"worker_id":"<id>"', `"worker_id":"${worker.workerId}"`).replaceAll('<id>', job!.id);
+      const answer = await bufCurl('-d', request, `http://${server.address}/${path}`);
+      expect([path, typeof JSON.parse(answer)]).toEqual([path, 'object']);
+    }
+    expect((await clients.jobs.getJob({ jobId: job!.id })).job).toMatchObject({ state: JobState.JOB_STATE_CANCELLED });
   });
 });
