@@ -1,5 +1,8 @@
+# Node 22 LTS (Node 20 is past its end of life), Debian bookworm slim.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
 # Build stage: compile TypeScript with the locked dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci
@@ -7,10 +10,12 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: compiled JavaScript, production dependencies, the Lua
-# scripts of the Redis store and the descriptor set that reflection serves.
+# scripts of the Redis store and the descriptor set that reflection serves;
+# no compiler, no tests, no npm cache. It runs as the unprivileged node user
+# (uid 1000) and needs no writable file system.
 # The same image runs the example worker:
 #   docker run ... --entrypoint node <image> dist/examples/ts-worker/worker.js
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./
@@ -18,7 +23,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/gen/descriptor-set.binpb ./gen/descriptor-set.binpb
 COPY --from=build /app/src/store/redis/lua ./src/store/redis/lua
-USER node
+# Numeric, so that Kubernetes runAsNonRoot can verify it: the node user of the official images.
+USER 1000:1000
 EXPOSE 9090
 # Exec form: node is PID 1 and receives SIGTERM itself (no shell in between).
 ENTRYPOINT ["node", "dist/src/main.js"]

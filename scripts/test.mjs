@@ -7,7 +7,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { ensurePolyglot } from './ensure-polyglot.mjs';
+import { ensureNginx } from './ensure-nginx.mjs';
 import { ensureRedis } from './ensure-redis.mjs';
+import { ensureOpenssl } from './ensure-openssl.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -81,4 +83,6 @@ checkLuaPrelude();
 console.log('\n== test dependencies');
 ensurePolyglot();
 ensureRedis();
+ensureNginx();
+ensureOpenssl();
 step('jest', bin('jest'), process.argv.slice(2));

@@ -9,6 +9,7 @@ import { startServer } from './server';
 import { MemoryJobStore } from './store/memory/memory-job-store';
 import { systemEntropy } from './system-entropy';
 import { startTelemetry } from './telemetry/start-telemetry';
+import { redactedErrorReport, redactSerializedError } from '../lib/redact';
 
 // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- require() returns any; package.json always has a string version
 const SERVER_VERSION: string = (require('../../package.json') as { version: string }).version;
@@ -26,12 +27,18 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env, argv);
   // Synchronous writes: the server logs little, and an exit never loses or reorders its last lines.
   const logger = pino(
-    { level: config.logLevel, base: { service: SERVICE_NAME, pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    {
+      level: config.logLevel,
+      base: { service: SERVICE_NAME, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Every logged error, wherever it comes from, without the password of a URL it may quote.
+      serializers: { err: (error: Error) => redactSerializedError(pino.stdSerializers.err(error)) },
+    },
     pino.destination({ dest: 1, sync: true }),
   );
   const telemetry = startTelemetry(process.env);
   const store = await openStore(config.backend, config.events, (error) =>
-    logger.warn({ err: error, connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS }, 'store unreachable at start-up; retrying'),
+    logger.warn({ err: error }, 'store unreachable at start-up; retrying'),
   );
   const server = await startServer({
     host: config.host,
@@ -50,6 +57,8 @@ async function main(): Promise<void> {
     service: process.env['OTEL_SERVICE_NAME'] || SERVICE_NAME,
     descriptorSet: loadDescriptorSet(),
     serverVersion: SERVER_VERSION,
+    security: config.security,
+    connections: config.connections,
     runMaintenance: true,
   });
   store.subscribe((signal) => {
@@ -89,16 +98,13 @@ async function main(): Promise<void> {
 /** The server's name in logs, and in event sources unless OTEL_SERVICE_NAME names the deployment. */
 const SERVICE_NAME = 'ojs-grpc-server';
 
-/** How long a starting server waits for its store. */
-const STORE_CONNECT_TIMEOUT_MS = 30_000;
-
 /** The configured store; a Redis store waits (up to a timeout) for Redis to answer. */
 async function openStore(backend: BackendConfig, events: EventRetention, onWaiting: (error: Error) => void): Promise<JobStore> {
   if (backend.kind === 'memory') return new MemoryJobStore({ maxJobs: backend.maxJobs, maxBytes: backend.maxBytes, events });
   return RedisJobStore.connect({
     url: backend.url,
     prefix: backend.prefix,
-    connectTimeoutMs: STORE_CONNECT_TIMEOUT_MS,
+    connectTimeoutMs: backend.connectTimeoutMs,
     onWaiting,
     pingIntervalMs: backend.pingIntervalMs,
     pingTimeoutMs: backend.pingTimeoutMs,
@@ -112,6 +118,6 @@ main().catch((error: unknown) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(error);
+  console.error(redactedErrorReport(error));
   process.exit(1);
 });

@@ -1,4 +1,5 @@
 import type { Meter, Tracer } from '@opentelemetry/api';
+import type { ConnectionPolicy } from '../lib/connection-policy';
 import type { ProtocolSettings } from './app/app-context';
 import { createApplication, type Application } from './app/application';
 import type { Entropy, Logger } from './app/ports';
@@ -9,6 +10,7 @@ import type { RetentionPolicy } from './domain/retention';
 import type { JobStore } from './store/job-store';
 import { OtelTelemetry } from './telemetry/otel-telemetry';
 import { startGrpcServer, type GrpcServer } from './transport/grpc/grpc-server';
+import type { SecurityOptions } from './transport/grpc/server-security';
 
 export interface ServerOptions {
   host: string;
@@ -27,6 +29,10 @@ export interface ServerOptions {
   service: string;
   descriptorSet: Uint8Array;
   serverVersion: string;
+  /** TLS and the auth file; plaintext and ANONYMOUS callers without. */
+  security?: SecurityOptions;
+  /** Maximum connection age and ping policing; the defaults without. */
+  connections?: ConnectionPolicy;
   /** Start the background loops; tests that drive time by hand call `maintenance.runOnce()` instead. */
   runMaintenance: boolean;
 }
@@ -62,6 +68,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     port: options.port,
     descriptorSet: options.descriptorSet,
     serverVersion: options.serverVersion,
+    security: options.security,
+    connections: options.connections,
   });
   // The standard health service follows the store: NOT_SERVING while it is unreachable.
   options.store.subscribe((signal) => {
@@ -77,6 +85,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await grpc.shutdown(timeoutMs);
       await maintenance.stop();
       app.streams.stop();
+      app.owners.stop();
       await options.store.close();
     },
   };

@@ -47,6 +47,11 @@ export class JsonLinesProcess {
     return this.child.pid!;
   }
 
+  /** What the process wrote to stderr so far. */
+  get errorOutput(): string {
+    return this.stderr;
+  }
+
   get isRunning(): boolean {
     return !this.hasClosed;
   }

@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { stopChild } from './stop-child';
 
 const run = promisify(execFile);
 
@@ -22,6 +23,8 @@ export interface RedisServerOptions {
   appendonly?: boolean;
   cluster?: boolean;
   port?: number;
+  /** Clients must authenticate with this password (requirepass); `url` then carries it. */
+  password?: string;
 }
 
 /**
@@ -45,7 +48,8 @@ export class RedisServerProcess {
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    const auth = this.options.password === undefined ? '' : `:${encodeURIComponent(this.options.password)}@`;
+    return `redis://${auth}127.0.0.1:${this.port}`;
   }
 
   get pid(): number | undefined {
@@ -76,10 +80,7 @@ export class RedisServerProcess {
     this.resume();
     const child = this.child;
     this.child = undefined;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    process.kill(child.pid!, signal);
-    await exited;
+    await stopChild(child, signal);
   }
 
   /**
@@ -105,7 +106,8 @@ export class RedisServerProcess {
 
   /** Runs redis-cli against this server. */
   async cli(...args: string[]): Promise<string> {
-    const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...args]);
+    const auth = this.options.password === undefined ? [] : ['--no-auth-warning', '-a', this.options.password];
+    const { stdout } = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...auth, ...args]);
     return stdout.trim();
   }
 
@@ -126,6 +128,7 @@ export class RedisServerProcess {
       '--daemonize',
       'no',
     ];
+    if (this.options.password !== undefined) args.push('--requirepass', this.options.password);
     if (this.options.cluster === true) args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${this.port}.conf`);
     const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;

@@ -7,6 +7,7 @@ import { JobResults } from './job-results';
 import { QueueAdmin } from './queue-admin';
 import { Recovery } from './recovery';
 import { Settlement } from './settlement';
+import { WorkerOwners } from './worker-owners';
 import { WorkerRegistry } from './worker-registry';
 import { WorkerStreams } from './worker-streams';
 
@@ -16,6 +17,8 @@ export interface Application {
   readonly jobs: JobCommands;
   readonly settlement: Settlement;
   readonly workers: WorkerRegistry;
+  /** The owners of live workers this replica remembers; stopped with the server. */
+  readonly owners: WorkerOwners;
   readonly recovery: Recovery;
   readonly streams: WorkerStreams;
   readonly events: EventFeed;
@@ -27,11 +30,13 @@ export interface Application {
 
 export function createApplication(context: AppContext): Application {
   const recovery = new Recovery(context);
+  const owners = new WorkerOwners(context.store);
   return {
     context,
     jobs: new JobCommands(context),
-    settlement: new Settlement(context),
-    workers: new WorkerRegistry(context, recovery),
+    settlement: new Settlement(context, owners),
+    workers: new WorkerRegistry(context, recovery, owners),
+    owners,
     recovery,
     streams: new WorkerStreams(context),
     events: new EventFeed(context),

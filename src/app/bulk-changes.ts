@@ -1,12 +1,14 @@
-import { invalidRequest } from '../domain/errors';
+import { invalidRequest, jobNotFound } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import { JOB_STATES, type JobState } from '../domain/job';
 import { checkJobFilter, JOB_SCAN_BUDGET, type JobFilterInput } from '../domain/job-query';
 import { isTerminal } from '../domain/job-state-machine';
 import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
+import { mayUseQueue, type Principal } from '../domain/principal';
 import type { JobTransition } from '../domain/transition';
 import type { BulkChangeParams, BulkOutcome } from '../store/job-store';
 import type { AppContext } from './app-context';
+import { isUnscoped, scopedFilterQueue } from './caller-scope';
 
 export type BulkOperation = 'cancel' | 'retry' | 'delete';
 
@@ -51,26 +53,33 @@ const STATES: Readonly<Record<BulkOperation, { allowed: readonly JobState[]; byD
  * Cancel, retry and delete many jobs at once, by ids or by filter, with one
  * result per job, a cap per call, and a dry run that only counts. Each job
  * is checked and changed on its own (partial atomicity, ojs-bulk-operations 4).
+ * A queue-scoped caller's filter selects within one of its queues, and a job
+ * of another queue named by id is NOT_FOUND to it, as a missing job is.
  */
 export class BulkChanges {
   constructor(private readonly ctx: AppContext) {}
 
-  async apply(request: BulkRequest): Promise<BulkResult> {
+  async apply(caller: Principal, request: BulkRequest): Promise<BulkResult> {
     if (request.reason !== undefined && request.reason.length > MAX_REASON_CHARS) {
       throw invalidRequest('reason', `must be at most ${MAX_REASON_CHARS} characters`);
     }
-    const { ids, nextAfter } = await this.select(request.operation, request.selection);
+    const { ids, nextAfter } = await this.select(caller, request.operation, request.selection);
     const found: BulkResult = { items: [], matched: ids.length, succeeded: 0, failed: 0 };
     if (nextAfter !== undefined) found.nextAfter = nextAfter;
     if (request.dryRun) return { ...found, succeeded: ids.length };
-    const valid = ids.filter((id) => jobIdProblem(id) === undefined);
+    const hidden = await this.hiddenFrom(caller, request.selection, ids);
+    const valid = ids.filter((id) => jobIdProblem(id) === undefined && !hidden.has(id));
     const applied = valid.length === 0 ? [] : await this.change(request, valid);
     const byId = new Map<string, BulkOutcome[]>();
     valid.forEach((id, i) => byId.set(id, [...(byId.get(id) ?? []), applied[i]!]));
     for (const jobId of ids) {
       const problem = jobIdProblem(jobId);
       const outcome: BulkOutcome =
-        problem === undefined ? byId.get(jobId)!.shift()! : { ok: false, error: invalidRequest('job_id', problem) };
+        problem !== undefined
+          ? { ok: false, error: invalidRequest('job_id', problem) }
+          : hidden.has(jobId)
+            ? { ok: false, error: jobNotFound(jobId) }
+            : byId.get(jobId)!.shift()!;
       found.items.push({ jobId, outcome });
       if (outcome.ok) found.succeeded += 1;
       else found.failed += 1;
@@ -84,7 +93,23 @@ export class BulkChanges {
     return found;
   }
 
-  private async select(operation: BulkOperation, selection: JobSelection): Promise<{ ids: readonly string[]; nextAfter?: string }> {
+  /**
+   * The ids (of a selection by ids) of jobs in queues a queue-scoped caller
+   * may not use: one read, only for such a caller; a filter already
+   * selected within its queue.
+   */
+  private async hiddenFrom(caller: Principal, selection: JobSelection, ids: readonly string[]): Promise<ReadonlySet<string>> {
+    if (isUnscoped(caller) || selection.kind === 'filter') return new Set();
+    const named = ids.filter((id) => jobIdProblem(id) === undefined);
+    const jobs = named.length === 0 ? [] : await this.ctx.store.getJobs(named);
+    return new Set(named.filter((id, i) => jobs[i] !== undefined && !mayUseQueue(caller, jobs[i].queue)));
+  }
+
+  private async select(
+    caller: Principal,
+    operation: BulkOperation,
+    selection: JobSelection,
+  ): Promise<{ ids: readonly string[]; nextAfter?: string }> {
     if (selection.kind === 'ids') {
       if (selection.ids.length === 0) throw invalidRequest('selection.job_ids.ids', 'at least one job id is required');
       if (selection.ids.length > MAX_BULK_JOBS) throw invalidRequest('selection.job_ids.ids', `at most ${MAX_BULK_JOBS} jobs per call`);
@@ -101,8 +126,9 @@ export class BulkChanges {
         `${operation} applies to ${STATES[operation].allowed.join(', ')} jobs, not ${refused}`,
       );
     }
+    const queue = scopedFilterQueue(caller, 'selection.filter.queue', selection.filter.queue);
     const page = await this.ctx.store.findJobIds({
-      filter: checkJobFilter({ ...selection.filter, states }, 'selection.filter'),
+      filter: checkJobFilter({ ...selection.filter, queue, states }, 'selection.filter'),
       order: 'oldest',
       limit: selection.limit === 0 ? MAX_BULK_JOBS : selection.limit,
       maxBytes: DELIVERY_BUDGET_BYTES,

@@ -3,8 +3,10 @@ import { EVENT_TYPES, eventsOf, heartbeatEvents, LIVE_ONLY_EVENT_TYPES, parseEve
 import { compareCursors, cursorBefore, type RecordedFact } from '../domain/event-facts';
 import { jobIdProblem, jobTypeProblem, queueNameProblem } from '../domain/identifiers';
 import { MAX_QUEUES_PER_WORKER } from '../domain/limits';
+import { mayUseQueue, type Principal } from '../domain/principal';
 import { AsyncQueue } from '../../lib/async-queue';
 import type { AppContext } from './app-context';
+import { assertMayUseQueue, isUnscoped } from './caller-scope';
 
 /** An open watch: the events as they come (ending with an error when the watcher falls too far behind), and how to stop. */
 export interface EventStream {
@@ -46,9 +48,16 @@ export class EventFeed {
    * Starts watching: checks the request and the resume point (refusing one
    * the log no longer reaches) and starts following the log, so that the
    * stream holds every event `request` selects from then on, until closed.
+   * A queue-scoped caller names only its queues and sees only the events of
+   * its queues' jobs and queues (worker events, which belong to no one
+   * queue, are for unscoped callers).
    */
-  async open(request: WatchRequest): Promise<EventStream> {
-    const passes = eventFilter(request);
+  async open(caller: Principal, request: WatchRequest): Promise<EventStream> {
+    const selected = eventFilter(request);
+    request.queues.forEach((queue, i) => assertMayUseQueue(caller, `queues[${i}]`, queue));
+    const passes = isUnscoped(caller)
+      ? selected
+      : (event: LifecycleEvent): boolean => event.queue !== undefined && mayUseQueue(caller, event.queue) && selected(event);
     const resume = request.after === '' ? undefined : resumePoint(request.after);
     if (resume !== undefined) await this.assertRetained(request.after, resume.cursor);
     const outbox = new AsyncQueue<LifecycleEvent>();

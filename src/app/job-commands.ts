@@ -1,11 +1,13 @@
-import { assertField, jobNotFound } from '../domain/errors';
+import { assertField } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { buildJobs, type JobSubmission } from '../domain/job-submission';
 import type { Page, PageRequest } from '../domain/paging';
+import type { Principal } from '../domain/principal';
 import { transitionOf } from '../domain/transition';
 import type { QueueCounts, StateChange } from '../store/job-store';
 import type { AppContext } from './app-context';
+import { assertMayUseQueue, isUnscoped, visibleJob } from './caller-scope';
 
 /** W3C trace context of the call that enqueues, stored in meta (ojs-distributed-tracing 6.1). */
 export interface TraceContext {
@@ -13,12 +15,20 @@ export interface TraceContext {
   tracestate?: string;
 }
 
-/** The producer and operator operations on jobs: PUSH, INFO, CANCEL, ACTIVATE, RETRY. */
+/**
+ * The producer and operator operations on jobs: PUSH, INFO, CANCEL, ACTIVATE,
+ * RETRY. A queue-scoped caller enqueues only into its queues, and a job of
+ * another queue is NOT_FOUND to it, as a job that does not exist is.
+ */
 export class JobCommands {
   constructor(private readonly ctx: AppContext) {}
 
   /** Validates and stores a batch atomically; returns the stored envelopes. */
-  async enqueue(submissions: readonly JobSubmission[], options: { pending: boolean; trace?: TraceContext }): Promise<Job[]> {
+  async enqueue(
+    caller: Principal,
+    submissions: readonly JobSubmission[],
+    options: { pending: boolean; trace?: TraceContext },
+  ): Promise<Job[]> {
     const { ctx } = this;
     const jobs = buildJobs(withTraceContext(submissions, options.trace), {
       now: ctx.clock.now(),
@@ -32,33 +42,45 @@ export class JobCommands {
       limits: ctx.limits,
       pending: options.pending,
     });
+    jobs.forEach((job, i) => assertMayUseQueue(caller, `jobs[${i}].queue`, job.queue));
     await ctx.store.enqueue(jobs);
     ctx.telemetry.jobTransitions(jobs.map((job) => transitionOf(job, 'none', job.createdAt)));
     return jobs;
   }
 
-  async get(jobId: string): Promise<Job> {
+  async get(caller: Principal, jobId: string): Promise<Job> {
     assertField('job_id', jobIdProblem(jobId));
-    const job = await this.ctx.store.getJob(jobId);
-    if (job === undefined) throw jobNotFound(jobId);
-    return job;
+    return visibleJob(caller, jobId, await this.ctx.store.getJob(jobId));
   }
 
-  async cancel(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.cancel(validJobId(jobId), this.ctx.clock.now()));
+  async cancel(caller: Principal, jobId: string): Promise<Job> {
+    await this.assertVisible(caller, jobId);
+    return this.record(await this.ctx.store.cancel(jobId, this.ctx.clock.now()));
   }
 
-  async activate(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.activate(validJobId(jobId), this.ctx.clock.now()));
+  async activate(caller: Principal, jobId: string): Promise<Job> {
+    await this.assertVisible(caller, jobId);
+    return this.record(await this.ctx.store.activate(jobId, this.ctx.clock.now()));
   }
 
-  async retry(jobId: string): Promise<Job> {
-    return this.record(await this.ctx.store.retry(validJobId(jobId), this.ctx.clock.now()));
+  async retry(caller: Principal, jobId: string): Promise<Job> {
+    await this.assertVisible(caller, jobId);
+    return this.record(await this.ctx.store.retry(jobId, this.ctx.clock.now()));
   }
 
   /** One page of the queues that hold jobs, with their counts per state. */
   async listQueues(page: PageRequest): Promise<Page<QueueCounts>> {
     return this.ctx.store.listQueues(page);
+  }
+
+  /**
+   * Checks the id, and that a queue-scoped caller may see the job (a job
+   * never changes queue, so the read cannot go stale); an unscoped caller
+   * costs no read.
+   */
+  private async assertVisible(caller: Principal, jobId: string): Promise<void> {
+    assertField('job_id', jobIdProblem(jobId));
+    if (!isUnscoped(caller)) visibleJob(caller, jobId, await this.ctx.store.getJob(jobId));
   }
 
   private record(change: StateChange): Job {
@@ -83,9 +105,4 @@ function withTraceContext(submissions: readonly JobSubmission[], trace: TraceCon
     else delete meta['tracestate'];
     return { ...submission, meta };
   });
-}
-
-function validJobId(jobId: string): string {
-  assertField('job_id', jobIdProblem(jobId));
-  return jobId;
 }

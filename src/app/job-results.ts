@@ -2,7 +2,9 @@ import { assertField, invalidRequest, jobNotFound } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { isTerminal } from '../domain/job-state-machine';
+import type { Principal } from '../domain/principal';
 import type { AppContext } from './app-context';
+import { visibleJob } from './caller-scope';
 
 /** How long WaitForJob waits when the caller does not say, and at most. */
 export const DEFAULT_RESULT_WAIT_MS = 30_000;
@@ -26,7 +28,7 @@ export class JobResults {
   }
 
   /** The job once it finishes, or as it is when `maxWaitMs` (0: the default) or `signal` ends the wait. */
-  async wait(jobId: string, maxWaitMs: number, signal: AbortSignal): Promise<{ job: Job; finished: boolean }> {
+  async wait(caller: Principal, jobId: string, maxWaitMs: number, signal: AbortSignal): Promise<{ job: Job; finished: boolean }> {
     assertField('job_id', jobIdProblem(jobId));
     if (!Number.isInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_RESULT_WAIT_MS) {
       throw invalidRequest('max_wait', `must be from 0 (meaning ${DEFAULT_RESULT_WAIT_MS / 1000} s) to ${MAX_RESULT_WAIT_MS / 1000} s`);
@@ -41,8 +43,8 @@ export class JobResults {
     let timer: NodeJS.Timeout | undefined;
     let endWait: (() => void) | undefined;
     try {
-      const job = await store.getJob(jobId);
-      if (job === undefined) throw jobNotFound(jobId);
+      // A job of a queue the caller may not use is NOT_FOUND to it, as a job that does not exist is.
+      const job = visibleJob(caller, jobId, await store.getJob(jobId));
       if (isTerminal(job.state)) return { job, finished: true };
       const waited = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, maxWaitMs === 0 ? DEFAULT_RESULT_WAIT_MS : maxWaitMs);

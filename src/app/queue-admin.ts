@@ -1,19 +1,30 @@
 import { assertField } from '../domain/errors';
 import { queueNameProblem } from '../domain/identifiers';
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
+import { mayUseQueue, type Principal } from '../domain/principal';
 import type { QueueCounts, QueueStats } from '../store/job-store';
 import type { AppContext } from './app-context';
+import { assertMayUseQueue } from './caller-scope';
 
 /** Most queues one metrics collection reads (ojs-distributed-tracing 10.3 expects under 50). */
 export const METRICS_MAX_QUEUES = 1_000;
 
-/** The queues as operators see and steer them: counts, pause and throughput (ojs-admin-api 6, ojs-queue-config). */
+/**
+ * The queues as operators see and steer them: counts, pause and throughput
+ * (ojs-admin-api 6, ojs-queue-config). A queue-scoped caller sees and steers
+ * only its queues.
+ */
 export class QueueAdmin {
   constructor(private readonly ctx: AppContext) {}
 
-  /** One page of the queues that hold jobs or are paused, with their counts per state. */
-  list(page: PageRequest): Promise<Page<QueueCounts>> {
-    return this.ctx.store.listQueues(page);
+  /**
+   * One page of the queues that hold jobs or are paused, with their counts
+   * per state. For a queue-scoped caller the page leaves out other queues,
+   * so it may hold fewer than asked while more follow.
+   */
+  async list(caller: Principal, page: PageRequest): Promise<Page<QueueCounts>> {
+    const found = await this.ctx.store.listQueues(page);
+    return { ...found, items: found.items.filter((counts) => mayUseQueue(caller, counts.queue)) };
   }
 
   /**
@@ -36,8 +47,9 @@ export class QueueAdmin {
   }
 
   /** A queue's counts, pause and the last hour's throughput per minute. */
-  stats(queue: string): Promise<QueueStats> {
+  async stats(caller: Principal, queue: string): Promise<QueueStats> {
     assertField('queue', queueNameProblem(queue));
+    assertMayUseQueue(caller, 'queue', queue);
     return this.ctx.store.queueStats(queue, this.ctx.clock.now());
   }
 
@@ -45,8 +57,9 @@ export class QueueAdmin {
    * Pauses (or resumes) a queue on every replica; returns its counts after.
    * Pausing a paused queue changes nothing and succeeds.
    */
-  async setPaused(queue: string, paused: boolean, actor?: string): Promise<QueueCounts> {
+  async setPaused(caller: Principal, queue: string, paused: boolean, actor?: string): Promise<QueueCounts> {
     assertField('queue', queueNameProblem(queue));
+    assertMayUseQueue(caller, 'queue', queue);
     const now = this.ctx.clock.now();
     const { changed } = await this.ctx.store.setQueuePaused({ queue, paused, now, ...(actor === undefined ? {} : { actor }) });
     if (changed) this.ctx.logger.info({ queue, paused, actor }, paused ? 'queue paused' : 'queue resumed');

@@ -15,21 +15,29 @@ import {
   type FailureItem,
 } from '../domain/settlement-checks';
 import type { SettlementOutcome } from '../store/job-store';
+import type { Principal } from '../domain/principal';
 import type { AppContext } from './app-context';
+import type { WorkerOwners } from './worker-owners';
 
 /**
  * ACK and FAIL, single or batched. Each item stands alone: one stale lease
  * or bad field does not spoil the rest of a batch. Large batches reach the
  * store in chunks, so no store operation grows with what a client sends.
+ * Only the worker's owner may settle for it: anyone else gets NOT_FOUND for
+ * the worker, as for an unknown id (checked from remembered owners, so
+ * that settling costs no extra store round trip).
  */
 export class Settlement {
-  constructor(private readonly ctx: AppContext) {}
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly owners: WorkerOwners,
+  ) {}
 
-  async ack(workerId: string, inputs: readonly CompletionInput[]): Promise<SettlementOutcome[]> {
+  async ack(caller: Principal, workerId: string, inputs: readonly CompletionInput[]): Promise<SettlementOutcome[]> {
     assertField('worker_id', workerIdProblem(workerId));
     assertSettleBatch('completions', inputs.length);
     const checked = inputs.map((input) => checkCompletion(input, this.ctx.limits));
-    return this.applyChecked(checked, async (completions: Completion[]) => {
+    return this.applyChecked(caller, workerId, checked, async (completions: Completion[]) => {
       const settled = await this.ctx.store.ack({ workerId, items: completions, now: this.ctx.clock.now() });
       this.record(settled);
       return settled;
@@ -41,10 +49,10 @@ export class Settlement {
    * attempt and policy, then applies the decisions; the store re-checks the
    * lease, so a decision is never applied to a different attempt.
    */
-  async fail(workerId: string, inputs: readonly FailureInput[]): Promise<SettlementOutcome[]> {
+  async fail(caller: Principal, workerId: string, inputs: readonly FailureInput[]): Promise<SettlementOutcome[]> {
     assertField('worker_id', workerIdProblem(workerId));
     assertSettleBatch('failures', inputs.length);
-    return this.applyChecked(inputs.map(checkFailure), (failures) => this.failChecked(workerId, failures));
+    return this.applyChecked(caller, workerId, inputs.map(checkFailure), (failures) => this.failChecked(workerId, failures));
   }
 
   /**
@@ -53,6 +61,7 @@ export class Settlement {
    * are ignored, not refused.
    */
   async reportProgress(
+    caller: Principal,
     workerId: string,
     jobId: string,
     leaseToken: string,
@@ -60,19 +69,25 @@ export class Settlement {
   ): Promise<{ applied: boolean; leaseExpiresAt?: number }> {
     assertLease(workerId, jobId, leaseToken);
     const checked = checkProgressUpdate(input);
+    await this.owners.assertOwner(caller, workerId);
     return this.ctx.store.recordProgress({ workerId, jobId, leaseToken, ...checked, now: this.ctx.clock.now() });
   }
 
-  async extendLease(workerId: string, jobId: string, leaseToken: string): Promise<number> {
+  async extendLease(caller: Principal, workerId: string, jobId: string, leaseToken: string): Promise<number> {
     assertLease(workerId, jobId, leaseToken);
+    await this.owners.assertOwner(caller, workerId);
     return this.ctx.store.extendLease({ workerId, jobId, leaseToken, now: this.ctx.clock.now() });
   }
 
   /**
    * Applies the items that passed their checks, chunk by chunk, and puts
-   * every outcome (a refusal for the items that did not) back in request order.
+   * every outcome (a refusal for the items that did not) back in request
+   * order. The caller must own the worker once any item is to reach the
+   * store; bad items are answered as they would be for any worker.
    */
   private async applyChecked<T>(
+    caller: Principal,
+    workerId: string,
     checked: readonly (T | OjsError)[],
     apply: (items: T[]) => Promise<SettlementOutcome[]>,
   ): Promise<SettlementOutcome[]> {
@@ -82,6 +97,7 @@ export class Settlement {
       if (item instanceof OjsError) outcomes[index] = { ok: false, error: item };
       else valid.push({ index, item });
     });
+    if (valid.length > 0) await this.owners.assertOwner(caller, workerId);
     for (let start = 0; start < valid.length; start += SETTLE_CHUNK) {
       const chunk = valid.slice(start, start + SETTLE_CHUNK);
       const applied = await apply(chunk.map(({ item }) => item));

@@ -1,9 +1,11 @@
 import { assertField, invalidRequest, OjsError, workerNotFound, type FieldViolation } from '../domain/errors';
+import { mayUseQueue, type Principal } from '../domain/principal';
 import { jobIdProblem, labelProblem, queueNameProblem, workerIdProblem } from '../domain/identifiers';
 import {
   MAX_CONCURRENCY,
   afterDirective,
   afterReport,
+  isOwnedBy,
   normalizeRegistration,
   workerSizeBound,
   type Worker,
@@ -14,7 +16,9 @@ import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
 import { MAX_PAGE_SIZE, pageWithinBytes, type Page, type PageRequest } from '../domain/paging';
 import type { BeatOutcome, WorkerFilter, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
 import type { AppContext, ProtocolSettings } from './app-context';
+import { assertMayUseQueue } from './caller-scope';
 import type { Recovery } from './recovery';
+import type { WorkerOwners } from './worker-owners';
 
 export interface BeatReport {
   workerId: string;
@@ -41,23 +45,38 @@ function stateFields(worker: Worker): WorkerStateFields {
   return { state: worker.state, directive: worker.directive };
 }
 
+/** Whether a queue-scoped caller may see and steer the worker: every queue it serves must be the caller's. */
+function isInScope(caller: Principal, worker: Worker): boolean {
+  return worker.queues.every((queue) => mayUseQueue(caller, queue));
+}
+
 /**
  * Registration, heartbeats and operator directives (worker-protocol sections
  * 3, 4 and 10). State changes are read, decided by the domain, and applied
  * only if the worker did not change in between.
+ *
+ * A worker belongs to the principal that registered it: its Beat and
+ * Deregister from anyone else answer NOT_FOUND, exactly as for an unknown
+ * id. Operators are not owners: an unscoped operator steers and lists every
+ * worker, a queue-scoped one only the workers of its queues.
  */
 export class WorkerRegistry {
   constructor(
     private readonly ctx: AppContext,
     private readonly recovery: Recovery,
+    private readonly owners: WorkerOwners,
   ) {}
 
   /**
-   * Registers a worker. A live registration with the same id is refused; one
-   * that has been silent past the heartbeat timeout is recovered first, as
-   * the dead-worker pass would have done.
+   * Registers a worker owned by the caller, for queues the caller may use. A
+   * live registration with the same id is refused; one that has been silent
+   * past the heartbeat timeout is recovered first, as the dead-worker pass
+   * would have done, unless another principal registered it (that one is
+   * left to the dead-worker pass). A stranger's clash gets the same
+   * ALREADY_EXISTS as the owner's: ids are chosen by clients, so that a
+   * taken id is taken cannot be hidden, but nothing more is told.
    */
-  async register(input: WorkerRegistration): Promise<ProtocolSettings> {
+  async register(caller: Principal, input: WorkerRegistration): Promise<ProtocolSettings> {
     const violations: FieldViolation[] = [];
     const registration = normalizeRegistration(input, violations);
     if (violations.length > 0) {
@@ -65,9 +84,18 @@ export class WorkerRegistry {
         fieldViolations: violations,
       });
     }
+    registration.queues.forEach((queue, i) => assertMayUseQueue(caller, `queues[${i}]`, queue));
     const { ctx } = this;
     const now = ctx.clock.now();
-    const worker: Worker = { ...registration, registeredAt: now, state: 'running', lastBeatAt: now, lastSequence: 0, reportedJobIds: [] };
+    const worker: Worker = {
+      ...registration,
+      owner: caller.name,
+      registeredAt: now,
+      state: 'running',
+      lastBeatAt: now,
+      lastSequence: 0,
+      reportedJobIds: [],
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         await ctx.store.registerWorker(worker);
@@ -77,30 +105,31 @@ export class WorkerRegistry {
         const previous = await ctx.store.getWorker(worker.workerId);
         // Gone since the refusal: register again. Silent past the timeout: recover it first.
         if (previous === undefined) continue;
-        if (previous.worker.lastBeatAt >= now - ctx.settings.heartbeatTimeoutMs) throw error;
+        if (!isOwnedBy(previous.worker, caller) || previous.worker.lastBeatAt >= now - ctx.settings.heartbeatTimeoutMs) throw error;
         await this.recovery.removeWorker(previous, 'dead');
       }
     }
+    this.owners.remember(worker);
     ctx.telemetry.workerTransition({ workerId: worker.workerId, from: 'none', to: 'running' });
     ctx.logger.info({ workerId: worker.workerId, queues: worker.queues, concurrency: worker.concurrency }, 'worker registered');
     return ctx.settings;
   }
 
-  /** Removes the worker; jobs it still holds are failed as `shutdown` and requeued. */
-  async deregister(workerId: string): Promise<string[]> {
+  /** Removes the caller's worker; jobs it still holds are failed as `shutdown` and requeued. */
+  async deregister(caller: Principal, workerId: string): Promise<string[]> {
     assertField('worker_id', workerIdProblem(workerId));
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
-      const released = await this.recovery.removeWorker(await this.get(workerId), 'deregistered');
+      const released = await this.recovery.removeWorker(await this.owned(caller, workerId), 'deregistered');
       if (released !== undefined) return released;
     }
     throw raceLost(`worker ${workerId}`);
   }
 
-  async beat(report: BeatReport): Promise<BeatOutcome> {
+  async beat(caller: Principal, report: BeatReport): Promise<BeatOutcome> {
     assertField('worker_id', workerIdProblem(report.workerId));
     assertBeat(report);
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
-      const { worker } = await this.get(report.workerId);
+      const { worker } = await this.owned(caller, report.workerId);
       const next = afterReport(worker, report.state);
       const outcome = await this.ctx.store.recordBeat({
         workerId: report.workerId,
@@ -122,11 +151,12 @@ export class WorkerRegistry {
   /**
    * Directs workers to a state; returns the ids directed. A worker named by
    * id that cannot take the directive is an error; one matched by label or
-   * queue is skipped.
+   * queue is skipped. A queue-scoped operator reaches only the workers of
+   * its queues: another named by id is NOT_FOUND to it.
    */
-  async direct(target: WorkerTarget, state: WorkerState): Promise<string[]> {
-    assertTarget(target);
-    const candidates = 'workerId' in target ? [await this.get(target.workerId)] : this.matching(target);
+  async direct(caller: Principal, target: WorkerTarget, state: WorkerState): Promise<string[]> {
+    assertTarget(caller, target);
+    const candidates = 'workerId' in target ? [await this.visible(caller, target.workerId)] : this.matching(caller, target);
     const directed: string[] = [];
     for await (const { worker } of candidates) {
       try {
@@ -147,23 +177,43 @@ export class WorkerRegistry {
     return snapshot;
   }
 
-  /** One page of the registered workers, filtered by label or queue. */
-  async list(filter: WorkerFilter, page: PageRequest): Promise<Page<WorkerSnapshot>> {
-    assertTarget(filter);
+  /** The caller's own worker; another's is NOT_FOUND, as an unknown id is. */
+  async owned(caller: Principal, workerId: string): Promise<WorkerSnapshot> {
+    const snapshot = await this.get(workerId);
+    if (!isOwnedBy(snapshot.worker, caller)) throw workerNotFound(workerId);
+    this.owners.remember(snapshot.worker);
+    return snapshot;
+  }
+
+  /**
+   * One page of the registered workers the caller may see, filtered by label
+   * or queue. For a queue-scoped caller the page leaves out the workers of
+   * other queues, so it may hold fewer than asked while more follow.
+   */
+  async list(caller: Principal, filter: WorkerFilter, page: PageRequest): Promise<Page<WorkerSnapshot>> {
+    assertTarget(caller, filter);
     const found = await this.ctx.store.listWorkers({ ...page, ...(hasFilter(filter) ? { filter } : {}), scanBudget: WORKER_SCAN_BUDGET });
+    const visible = { ...found, items: found.items.filter(({ worker }) => isInScope(caller, worker)) };
     return pageWithinBytes(
-      found,
+      visible,
       DELIVERY_BUDGET_BYTES,
       ({ worker, heldJobIds }) => workerSizeBound(worker, heldJobIds.length),
       ({ worker }) => worker.workerId,
     );
   }
 
-  /** Every worker the filter matches, read page by page so that no store call reads them all. */
-  private async *matching(filter: WorkerFilter): AsyncGenerator<WorkerSnapshot> {
+  /** A worker the caller may see (see isInScope); any other is NOT_FOUND. */
+  private async visible(caller: Principal, workerId: string): Promise<WorkerSnapshot> {
+    const snapshot = await this.get(workerId);
+    if (!isInScope(caller, snapshot.worker)) throw workerNotFound(workerId);
+    return snapshot;
+  }
+
+  /** Every worker the filter matches that the caller may see, read page by page so that no store call reads them all. */
+  private async *matching(caller: Principal, filter: WorkerFilter): AsyncGenerator<WorkerSnapshot> {
     let after: string | undefined;
     do {
-      const page = await this.list(filter, after === undefined ? { limit: MAX_PAGE_SIZE } : { after, limit: MAX_PAGE_SIZE });
+      const page = await this.list(caller, filter, after === undefined ? { limit: MAX_PAGE_SIZE } : { after, limit: MAX_PAGE_SIZE });
       yield* page.items;
       after = page.nextAfter;
     } while (after !== undefined);
@@ -186,9 +236,12 @@ function assertBeat(report: BeatReport): void {
   report.activeJobIds.forEach((jobId, i) => assertField(`active_job_ids[${i}]`, jobIdProblem(jobId)));
 }
 
-/** The worker id, label or queue that selects workers. */
-function assertTarget(target: WorkerTarget | WorkerFilter): void {
+/** The worker id, label or queue that selects workers; a queue must be one the caller may use. */
+function assertTarget(caller: Principal, target: WorkerTarget | WorkerFilter): void {
   if ('workerId' in target) assertField('worker_id', workerIdProblem(target.workerId));
   if ('label' in target && target.label !== undefined) assertField('label', labelProblem(target.label));
-  if ('queue' in target && target.queue !== undefined) assertField('queue', queueNameProblem(target.queue));
+  if ('queue' in target && target.queue !== undefined) {
+    assertField('queue', queueNameProblem(target.queue));
+    assertMayUseQueue(caller, 'queue', target.queue);
+  }
 }

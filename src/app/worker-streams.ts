@@ -3,10 +3,12 @@ import { workerIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { DELIVERY_BUDGET_BYTES, MAX_FETCH_WAIT_MS, MAX_QUEUES_PER_WORKER } from '../domain/limits';
 import { transitionOf } from '../domain/transition';
-import { desiredState, type WorkerState } from '../domain/worker';
+import type { Principal } from '../domain/principal';
+import { desiredState, isOwnedBy, type WorkerState } from '../domain/worker';
 import type { ClaimResult } from '../store/job-store';
 import type { StoreSignal } from '../store/store-signal';
 import type { AppContext } from './app-context';
+import { assertMayUseQueue } from './caller-scope';
 import { FetchSession, type FetchEndReason } from './fetch-session';
 
 /** Most jobs delivered in one Fetch message. */
@@ -45,17 +47,19 @@ export class WorkerStreams {
   }
 
   /**
-   * Opens the Fetch stream of a running worker. A second stream of the same
-   * worker replaces the first (a reconnect whose old stream is not yet dead).
+   * Opens the Fetch stream of the caller's running worker (another's is
+   * NOT_FOUND, as an unknown id is), for queues the caller may still use. A
+   * second stream of the same worker replaces the first (a reconnect whose
+   * old stream is not yet dead).
    */
-  async openFetch(workerId: string, queues: readonly string[], maxWaitMs: number): Promise<FetchSession> {
+  async openFetch(caller: Principal, workerId: string, queues: readonly string[], maxWaitMs: number): Promise<FetchSession> {
     assertField('worker_id', workerIdProblem(workerId));
     if (queues.length > MAX_QUEUES_PER_WORKER) throw invalidRequest('queues', `must list at most ${MAX_QUEUES_PER_WORKER} queues`);
     if (!Number.isInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_FETCH_WAIT_MS) {
       throw invalidRequest('max_wait', `must be from 0 (no limit) to ${MAX_FETCH_WAIT_MS / 3_600_000} hours`);
     }
     const snapshot = await this.ctx.store.getWorker(workerId);
-    if (snapshot === undefined) throw workerNotFound(workerId);
+    if (snapshot === undefined || !isOwnedBy(snapshot.worker, caller)) throw workerNotFound(workerId);
     const { worker } = snapshot;
     const state = desiredState(worker);
     if (state !== 'running') {
@@ -68,6 +72,8 @@ export class WorkerStreams {
         throw invalidRequest(`queues[${i}]`, `"${quote(queue)}" is not one of the worker's registered queues`);
     });
     const session = new FetchSession(workerId, queues.length > 0 ? queues : worker.queues);
+    // The caller's queues may have shrunk since it registered the worker (its tokens were reloaded).
+    session.queues.forEach((queue, i) => assertMayUseQueue(caller, `queues[${i}]`, queue));
     this.sessions.get(workerId)?.end('replaced');
     this.sessions.set(workerId, session);
     for (const queue of session.queues) this.sessionsByQueue.set(queue, [...(this.sessionsByQueue.get(queue) ?? []), session]);

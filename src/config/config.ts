@@ -4,6 +4,7 @@ import type { MaintenanceIntervals } from '../background/maintenance';
 import { payloadLimitsProblem, type PayloadLimits } from '../domain/limits';
 import type { EventRetention, RetentionPolicy } from '../domain/retention';
 import { parseByteSize } from '../../lib/byte-size';
+import type { ConnectionPolicy } from '../../lib/connection-policy';
 import { parseDuration } from '../../lib/duration';
 
 export type BackendConfig =
@@ -18,6 +19,8 @@ export type BackendConfig =
       pingTimeoutMs: number;
       /** How long a command waits for Redis before it fails as UNAVAILABLE. */
       commandTimeoutMs: number;
+      /** How long a starting server waits for Redis before it gives up (exit 1). */
+      connectTimeoutMs: number;
     };
 
 /** Everything the server is configured with; built once at start-up, then frozen. */
@@ -33,7 +36,20 @@ export interface Config {
   maintenance: MaintenanceIntervals;
   /** How long a stopping server lets in-flight calls finish. */
   shutdownTimeoutMs: number;
+  /** Maximum connection age and how often clients may ping. */
+  connections: ConnectionPolicy;
   logLevel: string;
+  security: SecuritySettings;
+}
+
+/** TLS and authentication (see README "Security"); both off by default. */
+export interface SecuritySettings {
+  /** The server's certificate and key, and the CA that makes client certificates required (mTLS). */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
+  /** The principals and their credentials; without it every caller may do everything. */
+  authFile?: string;
+  /** How often the TLS and auth files are read again to pick up a rotation. */
+  reloadIntervalMs: number;
 }
 
 /** One setting: its environment variable, its flag, its default and how to read it. */
@@ -77,6 +93,12 @@ export const SETTINGS = {
     flag: 'redis-command-timeout',
     defaultValue: '5s',
     description: 'how long a call waits for Redis before it fails with UNAVAILABLE',
+  },
+  redisConnectTimeout: {
+    env: 'OJS_REDIS_CONNECT_TIMEOUT',
+    flag: 'redis-connect-timeout',
+    defaultValue: '30s',
+    description: 'how long a starting server waits for Redis (retrying) before it exits with an error',
   },
   memoryMaxJobs: {
     env: 'OJS_MEMORY_MAX_JOBS',
@@ -132,6 +154,25 @@ export const SETTINGS = {
     flag: 'job-heartbeat-timeout',
     defaultValue: '60s',
     description: 'default silence about an active job after which it is stalled',
+  },
+  maxConnectionAge: {
+    env: 'OJS_MAX_CONNECTION_AGE',
+    flag: 'max-connection-age',
+    defaultValue: '0s',
+    description: 'age at which a connection is told to go away (GOAWAY) so clients reconnect and spread over replicas (0s: never)',
+  },
+  maxConnectionAgeGrace: {
+    env: 'OJS_MAX_CONNECTION_AGE_GRACE',
+    flag: 'max-connection-age-grace',
+    defaultValue: '30s',
+    description: 'time the streams of an aged connection get before it is closed under them (they reconnect)',
+  },
+  minPingInterval: {
+    env: 'OJS_MIN_PING_INTERVAL',
+    flag: 'min-ping-interval',
+    defaultValue: '5s',
+    description:
+      'closest pings a client may send with nothing from the server between; the third closer one closes the connection (0s: any)',
   },
   streamKeepalive: {
     env: 'OJS_STREAM_KEEPALIVE',
@@ -194,6 +235,32 @@ export const SETTINGS = {
     description: 'time in-flight calls get to finish on shutdown',
   },
   logLevel: { env: 'OJS_LOG_LEVEL', flag: 'log-level', defaultValue: 'info', description: 'trace, debug, info, warn, error or silent' },
+  tlsCert: {
+    env: 'OJS_TLS_CERT',
+    flag: 'tls-cert',
+    defaultValue: '',
+    description: 'PEM certificate (chain) of the server; serves TLS with --tls-key',
+  },
+  tlsKey: { env: 'OJS_TLS_KEY', flag: 'tls-key', defaultValue: '', description: 'PEM private key of --tls-cert' },
+  tlsClientCa: {
+    env: 'OJS_TLS_CLIENT_CA',
+    flag: 'tls-client-ca',
+    defaultValue: '',
+    description: 'PEM CA bundle; when set, clients must present a certificate it signed (mTLS)',
+  },
+  authFile: {
+    env: 'OJS_AUTH_FILE',
+    flag: 'auth-file',
+    defaultValue: '',
+    description:
+      'JSON file of principals (token hashes, certificate identities, roles, queues); when set, every call but health and reflection needs one',
+  },
+  reloadInterval: {
+    env: 'OJS_RELOAD_INTERVAL',
+    flag: 'reload-interval',
+    defaultValue: '10s',
+    description: 'how often the TLS and auth files are read again; a changed file that is not usable is logged and ignored',
+  },
 } as const satisfies Record<string, Setting>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -280,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     pingIntervalMs: duration('redisPingInterval'),
     pingTimeoutMs: duration('redisPingTimeout'),
     commandTimeoutMs: duration('redisCommandTimeout'),
+    connectTimeoutMs: duration('redisConnectTimeout'),
   };
   const backend: BackendConfig =
     backendKind === 'redis'
@@ -303,6 +371,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
   if (limitsProblem !== undefined) problems.push(`${describe('maxJobBytes')} and ${describe('maxResultBytes')}: ${limitsProblem}`);
   const logLevel = raw('logLevel');
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`${describe('logLevel')} must be one of ${LOG_LEVELS.join(', ')}`);
+  const [certFile, keyFile, clientCaFile, authFile] = [raw('tlsCert'), raw('tlsKey'), raw('tlsClientCa'), raw('authFile')];
+  if ((certFile === '') !== (keyFile === '')) problems.push(`${describe('tlsCert')} and ${describe('tlsKey')} must be set together`);
+  if (clientCaFile !== '' && certFile === '')
+    problems.push(`${describe('tlsClientCa')} needs ${describe('tlsCert')} and ${describe('tlsKey')}`);
+  const security: SecuritySettings = {
+    ...(certFile === '' ? {} : { tls: { certFile, keyFile, ...(clientCaFile === '' ? {} : { clientCaFile }) } }),
+    ...(authFile === '' ? {} : { authFile }),
+    reloadIntervalMs: duration('reloadInterval'),
+  };
   const config: Config = {
     host: raw('host'),
     port,
@@ -313,7 +390,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
     events,
     maintenance: { promoteIntervalMs: duration('promoteInterval'), reapIntervalMs: duration('reapInterval') },
     shutdownTimeoutMs: duration('shutdownTimeout'),
+    connections: {
+      maxAgeMs: duration('maxConnectionAge', { zeroAllowed: true }),
+      maxAgeGraceMs: duration('maxConnectionAgeGrace', { zeroAllowed: true }),
+      minPingIntervalMs: duration('minPingInterval', { zeroAllowed: true }),
+    },
     logLevel,
+    security,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

@@ -15,8 +15,12 @@ export type ErrorCode =
   | 'queue_full'
   /** A resume point older than what is retained (WatchEvents after an event the log no longer holds). */
   | 'out_of_range'
+  /** The caller is known but may not do this (ojs-security: a role or queue it does not hold). */
+  | 'permission_denied'
   | 'unavailable'
-  | 'backend_error';
+  | 'backend_error'
+  /** No credentials, or credentials that name no principal (ojs-grpc-binding 11.2, 11.3). */
+  | 'unauthenticated';
 
 /** One field that failed validation, named by its path in the request. */
 export interface FieldViolation {
@@ -92,6 +96,16 @@ export function workerNotFound(workerId: string): OjsError {
   return new OjsError('not_found', `worker ${quote(workerId)} is not registered`, { metadata: { worker_id: quote(workerId) } });
 }
 
+/**
+ * A queue the caller may not use (a principal limited to other queues). It
+ * names only what the caller itself sent, so it reveals nothing else.
+ */
+export function queueNotPermitted(field: string, queue: string): OjsError {
+  return new OjsError('permission_denied', `${field}: the caller may not use queue "${quote(queue)}"`, {
+    metadata: { field, queue: quote(queue) },
+  });
+}
+
 export function duplicateJob(jobId: string): OjsError {
   return new OjsError('duplicate', `job ${quote(jobId)} already exists`, { metadata: { job_id: quote(jobId) } });
 }
@@ -125,6 +139,20 @@ export function workerStateConflict(workerId: string, from: string, to: string):
   return new OjsError('invalid_state', `worker ${quote(workerId)} cannot go from ${from} to ${to}`, {
     metadata: { worker_id: quote(workerId), from_state: from, to_state: to },
   });
+}
+
+/**
+ * The caller could not be identified. The same answer whatever was wrong
+ * (no token, an unknown token, an unknown certificate), so a refusal never
+ * tells what exists.
+ */
+export function unauthenticated(): OjsError {
+  return new OjsError('unauthenticated', 'missing or unknown credentials');
+}
+
+/** The caller is known but none of its roles may call `method`. Names the method only, never the principal's roles. */
+export function permissionDenied(method: string): OjsError {
+  return new OjsError('permission_denied', `not allowed to call ${method}`, { metadata: { method } });
 }
 
 export function backendUnavailable(what: string, cause?: unknown): OjsError {

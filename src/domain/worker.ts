@@ -1,6 +1,7 @@
 import { workerStateConflict, type FieldViolation } from './errors';
 import { hostnameProblem, labelProblem, queueNameProblem, workerIdProblem } from './identifiers';
 import { DEFAULT_QUEUE } from './job-submission';
+import type { Principal } from './principal';
 import { MAX_LABELS_PER_WORKER, MAX_QUEUES_PER_WORKER } from './limits';
 import { timestampProblem } from './timestamps';
 
@@ -37,6 +38,11 @@ export interface WorkerRegistration {
 
 /** A registered worker as the server tracks it. Times are epoch milliseconds. */
 export interface Worker extends WorkerRegistration {
+  /**
+   * The name of the principal that registered it ('' for ANONYMOUS): only
+   * that principal may use the worker id while the worker lives.
+   */
+  owner: string;
   registeredAt: number;
   /** The state the worker last reported. */
   state: WorkerState;
@@ -47,6 +53,11 @@ export interface Worker extends WorkerRegistration {
   lastSequence: number;
   /** The active_job_ids of the last accepted beat. */
   reportedJobIds: string[];
+}
+
+/** Whether `principal` registered the worker: only its owner may use a worker id while the worker lives. */
+export function isOwnedBy(worker: Pick<Worker, 'owner'>, principal: Pick<Principal, 'name'>): boolean {
+  return worker.owner === principal.name;
 }
 
 export const DEFAULT_CONCURRENCY = 10;

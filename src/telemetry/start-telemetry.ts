@@ -1,5 +1,6 @@
 import { metrics, trace, type Meter, type Tracer } from '@opentelemetry/api';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { RESOURCE_DETECTORS } from './resource-detectors';
 
 export interface TelemetrySdk {
   tracer: Tracer;
@@ -30,7 +31,11 @@ export function startTelemetry(env: NodeJS.ProcessEnv): TelemetrySdk {
     meter: metrics.getMeter(INSTRUMENTATION_NAME),
   });
   if (!wantsExporter(env, 'TRACES') && !wantsExporter(env, 'METRICS')) return { ...handles(), shutdown: async () => {} };
-  const sdk = new NodeSDK({ serviceName: env['OTEL_SERVICE_NAME'] ?? INSTRUMENTATION_NAME });
+  const sdk = new NodeSDK({
+    serviceName: env['OTEL_SERVICE_NAME'] ?? INSTRUMENTATION_NAME,
+    // Never the command line: it carries secrets.
+    resourceDetectors: [...RESOURCE_DETECTORS],
+  });
   sdk.start();
   return { ...handles(), shutdown: () => sdk.shutdown() };
 }

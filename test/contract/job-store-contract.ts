@@ -612,6 +612,47 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await refusal(h.register({ workerId: worker.workerId }))).code).toBe('duplicate');
       });
 
+      it('records the principal that registered a worker as its owner, and returns it with the worker and in listings', async () => {
+        const spiffe = await h.register({ workerId: 'w-a', owner: 'spiffe://cluster.local/ns/billing/sa/worker' });
+        const anonymous = await h.register({ workerId: 'w-b' });
+        const unicode = await h.register({ workerId: 'w-c', owner: 'équipe "paie", O=Ünïcode' });
+        expect((await h.store.getWorker(spiffe.workerId))!.worker.owner).toBe('spiffe://cluster.local/ns/billing/sa/worker');
+        expect((await h.store.getWorker(anonymous.workerId))!.worker.owner).toBe('');
+        const listed = await h.store.listWorkers({ limit: 10, scanBudget: 100 });
+        expect(listed.items.map(({ worker }) => [worker.workerId, worker.owner])).toEqual([
+          ['w-a', spiffe.owner],
+          ['w-b', ''],
+          ['w-c', unicode.owner],
+        ]);
+      });
+
+      it("refuses another principal's registration of a live worker id and keeps the first owner", async () => {
+        const worker = await h.register({ owner: 'team-a' });
+        expect((await refusal(h.register({ workerId: worker.workerId, owner: 'team-b' }))).code).toBe('duplicate');
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ owner: 'team-a', registeredAt: T0 });
+      });
+
+      it('keeps the owner through beats and directives, and lets another principal register the id once it is removed', async () => {
+        const worker = await h.register({ owner: 'team-a' });
+        await h.beat(worker.workerId, 'quiet', [], 1, T0 + 1);
+        const { worker: beaten } = (await h.store.getWorker(worker.workerId))!;
+        expect(
+          await h.store.directWorker({
+            workerId: worker.workerId,
+            expected: { state: beaten.state },
+            next: { state: 'quiet', directive: 'terminate' },
+          }),
+        ).toBe('applied');
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ owner: 'team-a', directive: 'terminate' });
+        expect(
+          await h.store.removeWorker({ workerId: worker.workerId, reason: 'deregistered', now: T0 + 2, recoveries: [] }),
+        ).toMatchObject({
+          removed: true,
+        });
+        await h.register({ workerId: worker.workerId, owner: 'team-b' }, T0 + 3);
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ owner: 'team-b', registeredAt: T0 + 3 });
+      });
+
       it('records beats: liveness, reported state, renewed leases and cancelled jobs', async () => {
         const worker = await h.register();
         await h.enqueue({}, {});

@@ -73,7 +73,8 @@ export class StoreHarness {
     return jobs;
   }
 
-  async register(registration: Partial<WorkerRegistration> = {}, now = T0): Promise<Worker> {
+  /** Registers a worker (owned by ANONYMOUS, '', unless the test names an owner). */
+  async register(registration: Partial<WorkerRegistration & Pick<Worker, 'owner'>> = {}, now = T0): Promise<Worker> {
     const worker: Worker = {
       workerId: `w-${randomUUID()}`,
       hostname: 'host',
@@ -81,6 +82,7 @@ export class StoreHarness {
       queues: ['default'],
       concurrency: 10,
       labels: [],
+      owner: '',
       ...registration,
       registeredAt: now,
       state: 'running',

@@ -1,4 +1,12 @@
-import { Client, credentials, Metadata, status as Code, type ServiceError, type StatusObject } from '@grpc/grpc-js';
+import {
+  Client,
+  credentials,
+  Metadata,
+  status as Code,
+  type ChannelCredentials,
+  type ServiceError,
+  type StatusObject,
+} from '@grpc/grpc-js';
 
 /** A request as the fuzzer sends it: the method's path, its messages (several for a client stream), and what it is. */
 export interface RawRequest {
@@ -38,8 +46,13 @@ const asIs = (bytes: Buffer): Buffer => bytes;
 export class RawCaller {
   private readonly client: Client;
 
-  constructor(address: string) {
-    this.client = new Client(address, credentials.createInsecure());
+  /** `metadata` goes with every call (credentials, for instance); plaintext unless `channelCredentials` say otherwise. */
+  constructor(
+    address: string,
+    private readonly metadata = new Metadata(),
+    channelCredentials: ChannelCredentials = credentials.createInsecure(),
+  ) {
+    this.client = new Client(address, channelCredentials);
   }
 
   unary(path: string, request: Uint8Array, deadlineMs: number): Promise<CallOutcome> {
@@ -49,7 +62,7 @@ export class RawCaller {
         toBuffer,
         asIs,
         request,
-        new Metadata(),
+        this.metadata.clone(),
         { deadline: Date.now() + deadlineMs },
         (error: ServiceError | null) => {
           resolve({
@@ -64,13 +77,15 @@ export class RawCaller {
   }
 
   serverStream(path: string, request: Uint8Array, deadlineMs: number, plan: StreamPlan): Promise<CallOutcome> {
-    const call = this.client.makeServerStreamRequest(path, toBuffer, asIs, request, new Metadata(), { deadline: Date.now() + deadlineMs });
+    const call = this.client.makeServerStreamRequest(path, toBuffer, asIs, request, this.metadata.clone(), {
+      deadline: Date.now() + deadlineMs,
+    });
     return followStream(call, plan);
   }
 
   /** Opens a bidirectional stream, writes `requests`, half-closes, and follows the answers. */
   bidiStream(path: string, requests: readonly Uint8Array[], deadlineMs: number, plan: StreamPlan): Promise<CallOutcome> {
-    const call = this.client.makeBidiStreamRequest(path, toBuffer, asIs, new Metadata(), { deadline: Date.now() + deadlineMs });
+    const call = this.client.makeBidiStreamRequest(path, toBuffer, asIs, this.metadata.clone(), { deadline: Date.now() + deadlineMs });
     const outcome = followStream(call, plan);
     for (const request of requests) call.write(request);
     call.end();

@@ -65,8 +65,8 @@ describe('dead workers', () => {
       });
     }
     expect(await isListed(worker.workerId)).toBe(false);
-    // Split brain: the worker comes back and tries to finish what it held.
-    expect(await rpcError(worker.ack(deliveries[0]!))).toMatchObject({ code: Status.FAILED_PRECONDITION, reason: 'invalid_state' });
+    // Split brain: the worker comes back and tries to finish what it held; its id is no longer registered.
+    expect(await rpcError(worker.ack(deliveries[0]!))).toMatchObject({ code: Status.NOT_FOUND, reason: 'not_found' });
     expect(await rpcError(beat.responses.next())).toMatchObject({ code: Status.NOT_FOUND });
   });
 

@@ -64,7 +64,7 @@ describe('deployment', () => {
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/ready' } });
     const server = podOf('ojs-server').containers[0]!;
     expect(server.readinessProbe).toMatchObject({ grpc: { port: 9090 } });
-    expect(server.livenessProbe).toMatchObject({ grpc: { port: 9090 } });
+    expect(server.livenessProbe).toMatchObject({ tcpSocket: { port: 'grpc' } });
   });
 
   it('gives compose services a stop grace period covering their own', () => {

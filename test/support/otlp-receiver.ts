@@ -43,11 +43,14 @@ interface ExportedMetric {
   gauge?: { dataPoints: ExportedPoint[] };
   histogram?: { dataPoints: ExportedPoint[] };
 }
+interface ExportedResource {
+  attributes?: KeyValue[];
+}
 interface TraceExport {
-  resourceSpans?: { scopeSpans?: { spans?: ExportedSpan[] }[] }[];
+  resourceSpans?: { resource?: ExportedResource; scopeSpans?: { spans?: ExportedSpan[] }[] }[];
 }
 interface MetricExport {
-  resourceMetrics?: { scopeMetrics?: { metrics?: ExportedMetric[] }[] }[];
+  resourceMetrics?: { resource?: ExportedResource; scopeMetrics?: { metrics?: ExportedMetric[] }[] }[];
 }
 
 /**
@@ -58,6 +61,10 @@ interface MetricExport {
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly points: ReceivedPoint[] = [];
+  /** Every export request's body as it arrived, for checks on everything that was sent. */
+  readonly bodies: string[] = [];
+  /** The attributes of every resource an export named. */
+  readonly resources: Record<string, unknown>[] = [];
   private readonly listeners = new Set<() => void>();
 
   private constructor(private readonly server: Server) {}
@@ -109,6 +116,9 @@ export class OtlpReceiver {
   private receive(path: string, body: string): void {
     // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- the exporter's OTLP/JSON, read as the shape the spec gives it
     const decoded = JSON.parse(body) as TraceExport & MetricExport;
+    this.bodies.push(body);
+    for (const { resource } of [...(decoded.resourceSpans ?? []), ...(decoded.resourceMetrics ?? [])])
+      if (resource !== undefined) this.resources.push(attributesOf(resource.attributes));
     if (path === '/v1/traces') {
       for (const resource of decoded.resourceSpans ?? [])
         for (const scope of resource.scopeSpans ?? [])

@@ -1,6 +1,6 @@
 import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createChannel, createClientFactory, type Channel } from 'nice-grpc';
+import { ChannelCredentials, createChannel, createClientFactory, Metadata, type Channel } from 'nice-grpc';
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import type { ProtocolSettings } from '../../src/app/app-context';
@@ -13,6 +13,7 @@ import { startServer, type RunningServer } from '../../src/server';
 import type { JobStore } from '../../src/store/job-store';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
+import type { SecurityOptions } from '../../src/transport/grpc/server-security';
 import { testPrefix } from '../../tools/redis-server';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
@@ -35,6 +36,8 @@ export interface TestServerOptions {
   limits?: PayloadLimits;
   /** A fixed port (to restart a server where its clients expect it); default: any free one. */
   port?: number;
+  /** TLS and the auth file; default: plaintext, every caller ANONYMOUS. */
+  security?: SecurityOptions;
 }
 
 /** The store of the project's backend: in-memory, or Redis with a key prefix of its own. */
@@ -82,6 +85,7 @@ export class TestServer {
       descriptorSet: loadDescriptorSet(),
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,
+      security: options.security,
     });
     return new TestServer(auditedOnFirstStop(server, store), store, spans, metrics, logger);
   }
@@ -91,8 +95,8 @@ export class TestServer {
   }
 
   /** A fresh channel (one HTTP/2 connection) with clients for every service; closed by stop(). */
-  connect(): Clients {
-    const clients = connectTo(this.address);
+  connect(options: ConnectOptions = {}): Clients {
+    const clients = connectTo(this.address, options);
     this.channels.push(clients.channel);
     return clients;
   }
@@ -139,15 +143,29 @@ function auditedOnFirstStop(server: RunningServer, store: JobStore): RunningServ
   };
 }
 
+export interface ConnectOptions {
+  /** TLS credentials; default: plaintext. */
+  credentials?: ChannelCredentials;
+  /** A bearer token sent with every call. */
+  token?: string;
+}
+
 /** Clients for every service over a fresh channel (one HTTP/2 connection) to `address`. */
-export function connectTo(address: string) {
-  const channel = createChannel(address);
+export function connectTo(address: string, options: ConnectOptions = {}) {
+  const channel = createChannel(address, options.credentials ?? ChannelCredentials.createInsecure());
+  const factory =
+    options.token === undefined
+      ? clientFactory
+      : clientFactory.use((call, context) => {
+          const metadata = Metadata(context.metadata).set('authorization', `Bearer ${options.token}`);
+          return call.next(call.request, { ...context, metadata });
+        });
   return {
     channel,
-    workers: clientFactory.create(WorkerServiceDefinition, channel),
-    jobs: clientFactory.create(JobServiceDefinition, channel),
-    operator: clientFactory.create(OperatorServiceDefinition, channel),
-    health: clientFactory.create(HealthDefinition, channel),
+    workers: factory.create(WorkerServiceDefinition, channel),
+    jobs: factory.create(JobServiceDefinition, channel),
+    operator: factory.create(OperatorServiceDefinition, channel),
+    health: factory.create(HealthDefinition, channel),
   };
 }
 

@@ -78,6 +78,7 @@ import { retryJobsScript } from './scripts/retry-jobs';
 import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 import { decodeSignal, encodeSignal } from './signal-codec';
+import { redactUrlPasswords } from '../../../lib/redact';
 
 export interface RedisJobStoreOptions {
   url: string;
@@ -198,7 +199,10 @@ export class RedisJobStore implements JobStore {
     const timeoutMs = options.connectTimeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis at ${options.url} did not answer within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`Redis at ${redactUrlPasswords(options.url)} did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     // A failed first attempt is not the end: the connections keep retrying (a replica
     // may start while Redis restarts), and the store is ready once both are up.

@@ -19,6 +19,7 @@ export function newWorkerFields(worker: Worker) {
   if (worker.startedAt !== undefined) registration.startedAt = worker.startedAt;
   return {
     registration: JSON.stringify(registration),
+    owner: worker.owner,
     concurrency: worker.concurrency,
     registeredAt: worker.registeredAt,
     state: worker.state,
@@ -52,6 +53,8 @@ export function decodeWorker(fields: Readonly<Record<string, string>>): Worker {
   const reported = readJsonArray(readJson(fields['reportedJobIds'] ?? '[]', 'worker reportedJobIds'), 'worker reportedJobIds');
   const worker: Worker = {
     ...readRegistration(readString(fields['registration'], 'worker registration')),
+    // Workers registered before owners were recorded belong to ANONYMOUS, as they were registered without authentication.
+    owner: fields['owner'] ?? '',
     registeredAt: number('registeredAt'),
     state: readKeyOf(fields['state'], NEXT_WORKER_STATES, 'worker state'),
     lastBeatAt: number('lastBeatAt'),

@@ -22,8 +22,10 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, Status>> = {
   result_too_large: Status.RESOURCE_EXHAUSTED,
   queue_full: Status.RESOURCE_EXHAUSTED,
   out_of_range: Status.OUT_OF_RANGE,
+  permission_denied: Status.PERMISSION_DENIED,
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
+  unauthenticated: Status.UNAUTHENTICATED,
 };
 
 /**

@@ -1,15 +1,21 @@
+import type { ServerHttp2Session } from 'node:http2';
 import { createServer } from 'nice-grpc';
 import { errorDetailsServerMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
+import { DEFAULT_CONNECTION_POLICY, type ConnectionPolicy } from '../../../lib/connection-policy';
+import { policePings } from '../../../lib/ping-police';
 import type { Application } from '../../app/application';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
 import { FramedFetchResponseType } from './fetch-framing';
 import { guardDecoding } from './guarded-decoding';
+import { listenWatchingSessions } from './http2-sessions';
 import { JobServiceHandlers } from './job-service';
 import { OperatorServiceHandlers } from './operator-service';
+import { peerIdentityInterceptor } from './peer-identity';
 import { reflectionServices } from './reflection';
+import { exposureWarning, serverSecurity, type SecurityOptions } from './server-security';
 import { ojsServerMiddleware } from './server-middleware';
 import { terminatorMiddleware } from './terminator-middleware';
 import { WorkerServiceHandlers } from './worker-service';
@@ -21,6 +27,10 @@ export interface GrpcServerOptions {
   /** The FileDescriptorSet built by buf from proto/, for reflection. */
   descriptorSet: Uint8Array;
   serverVersion: string;
+  /** TLS and principals; plaintext and ANONYMOUS callers without. */
+  security?: SecurityOptions;
+  /** Maximum connection age and ping policing; DEFAULT_CONNECTION_POLICY without. */
+  connections?: ConnectionPolicy;
 }
 
 /** A listening gRPC server and the controls its owner needs. */
@@ -49,14 +59,23 @@ const workerServiceDefinition = {
 
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
   const terminator = terminatorMiddleware();
+  const security = serverSecurity(options.security, app.context.logger);
+  const connections = options.connections ?? DEFAULT_CONNECTION_POLICY;
   const server = createServer({
-    // Detect dead peers on idle connections, and let clients ping us as often as grpc-go's floor.
+    // Hands the verified client certificate, which only grpc-js sees, to the auth middleware.
+    interceptors: [peerIdentityInterceptor],
+    // Detect dead peers on idle connections (how often clients may ping us is policed below).
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
-    'grpc.http2.min_ping_interval_without_data_ms': 5_000,
+    // grpc-js sends GOAWAY at the age and closes the connection under its streams after the grace.
+    ...(connections.maxAgeMs > 0 && {
+      'grpc.max_connection_age_ms': connections.maxAgeMs,
+      'grpc.max_connection_age_grace_ms': connections.maxAgeGraceMs,
+    }),
   })
     .use(errorDetailsServerMiddleware)
     .use(ojsServerMiddleware(app.context.logger, options.serverVersion))
+    .use(security.middleware)
     .use(terminator);
 
   const health = HealthState();
@@ -71,7 +90,22 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
     server.add(definition, implementation);
   }
 
-  const port = await server.listen(`${options.host}:${options.port}`);
+  // Pings are policed on the monotonic clock of the network, not the application's (a test's ManualClock stands still).
+  const policing = (session: ServerHttp2Session): void =>
+    policePings(
+      session,
+      connections.minPingIntervalMs,
+      () => performance.now(),
+      () => app.context.logger.warn({ peer: session.socket?.remoteAddress }, 'closed a connection that pinged too often (too_many_pings)'),
+    );
+  const port = await listenWatchingSessions(() => server.listen(`${options.host}:${options.port}`, security.credentials), policing).catch(
+    (error: unknown) => {
+      security.close();
+      throw error;
+    },
+  );
+  const warning = exposureWarning(options.host, options.security);
+  if (warning !== undefined) app.context.logger.warn({ host: options.host }, warning);
   let isShuttingDown = false;
   const setStatus = (status: 'healthy' | 'unhealthy'): void => {
     health.setStatus(status);
@@ -99,6 +133,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       });
       if ((await Promise.race([drained, timedOut])) === 'timeout') server.forceShutdown();
       clearTimeout(timer);
+      security.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import type {
   RetryJobRequest,
   WaitForJobRequest,
 } from '../../../gen/ojs/server/v1/job_service';
+import { principalOf } from './auth-context';
 import { toProtoJob, toSubmission } from './job-mapper';
 import { fromDuration } from './time-mapping';
 
@@ -19,6 +20,7 @@ export class JobServiceHandlers implements JobServiceImplementation {
 
   async enqueue(request: EnqueueRequest, context: CallContext) {
     const jobs = await this.app.jobs.enqueue(
+      principalOf(context),
       request.jobs.map((job, i) => toSubmission(job, i)),
       {
         pending: request.pending,
@@ -28,24 +30,29 @@ export class JobServiceHandlers implements JobServiceImplementation {
     return { jobs: jobs.map(toProtoJob) };
   }
 
-  async getJob(request: GetJobRequest) {
-    return { job: toProtoJob(await this.app.jobs.get(request.jobId)) };
+  async getJob(request: GetJobRequest, context: CallContext) {
+    return { job: toProtoJob(await this.app.jobs.get(principalOf(context), request.jobId)) };
   }
 
-  async cancelJob(request: CancelJobRequest) {
-    return { job: toProtoJob(await this.app.jobs.cancel(request.jobId)) };
+  async cancelJob(request: CancelJobRequest, context: CallContext) {
+    return { job: toProtoJob(await this.app.jobs.cancel(principalOf(context), request.jobId)) };
   }
 
-  async activateJob(request: ActivateJobRequest) {
-    return { job: toProtoJob(await this.app.jobs.activate(request.jobId)) };
+  async activateJob(request: ActivateJobRequest, context: CallContext) {
+    return { job: toProtoJob(await this.app.jobs.activate(principalOf(context), request.jobId)) };
   }
 
-  async retryJob(request: RetryJobRequest) {
-    return { job: toProtoJob(await this.app.jobs.retry(request.jobId)) };
+  async retryJob(request: RetryJobRequest, context: CallContext) {
+    return { job: toProtoJob(await this.app.jobs.retry(principalOf(context), request.jobId)) };
   }
 
   async waitForJob(request: WaitForJobRequest, context: CallContext) {
-    const { job, finished } = await this.app.results.wait(request.jobId, fromDuration(request.maxWait) ?? 0, context.signal);
+    const { job, finished } = await this.app.results.wait(
+      principalOf(context),
+      request.jobId,
+      fromDuration(request.maxWait) ?? 0,
+      context.signal,
+    );
     return { job: toProtoJob(job), finished };
   }
 }

@@ -2,6 +2,7 @@ import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import type { BulkOperation, JobSelection } from '../../app/bulk-changes';
 import { invalidRequest } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
 import { queueNameProblem, workerIdProblem } from '../../domain/identifiers';
 import { isListingKey } from '../../domain/job-query';
 import { MAX_PAGE_SIZE, pageRequest } from '../../domain/paging';
@@ -28,6 +29,7 @@ import { fromProtoWorkerState } from './enum-mapping';
 import { toJobFilterInput } from './job-filter-mapping';
 import { toProtoJob } from './job-mapper';
 import { toProtoBulkResult, toProtoEvent, toQueueInfo, toQueueStats, toTarget, toWorkerInfo } from './operator-mapping';
+import { principalOf } from './auth-context';
 import { fromPageToken, toPageToken } from './page-token';
 import { shuttingDown } from './shutting-down';
 
@@ -45,43 +47,47 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     for (const outbox of this.eventStreams) outbox.fail(shuttingDown());
   }
 
-  async listWorkers(request: ListWorkersRequest) {
+  async listWorkers(request: ListWorkersRequest, context: CallContext) {
     const filter: WorkerFilter = {};
     if (request.label !== '') filter.label = request.label;
     if (request.queue !== '') filter.queue = request.queue;
-    const page = await this.app.workers.list(filter, pageRequest(request.pageSize, request.pageToken, workerIdProblem));
+    const page = await this.app.workers.list(
+      principalOf(context),
+      filter,
+      pageRequest(request.pageSize, request.pageToken, workerIdProblem),
+    );
     return { workers: page.items.map(toWorkerInfo), nextPageToken: page.nextAfter ?? '' };
   }
 
-  async setWorkerState(request: SetWorkerStateRequest) {
+  async setWorkerState(request: SetWorkerStateRequest, context: CallContext) {
     const state = fromProtoWorkerState(request.state);
     if (state === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
-    const directed = await this.app.workers.direct(toTarget(request.target), state);
+    const directed = await this.app.workers.direct(principalOf(context), toTarget(request.target), state);
     // An answer names a bounded number of workers, however large the fleet.
     return { workerIds: directed.slice(0, MAX_PAGE_SIZE), directed: directed.length };
   }
 
-  async listQueues(request: ListQueuesRequest) {
-    const page = await this.app.queues.list(pageRequest(request.pageSize, request.pageToken, queueNameProblem));
+  async listQueues(request: ListQueuesRequest, context: CallContext) {
+    const page = await this.app.queues.list(principalOf(context), pageRequest(request.pageSize, request.pageToken, queueNameProblem));
     const now = this.now();
     return { queues: page.items.map((counts) => toQueueInfo(counts, now)), nextPageToken: page.nextAfter ?? '' };
   }
 
-  async pauseQueue(request: PauseQueueRequest) {
-    return { queue: toQueueInfo(await this.app.queues.setPaused(request.queue, true), this.now()) };
+  async pauseQueue(request: PauseQueueRequest, context: CallContext) {
+    return { queue: toQueueInfo(await this.app.queues.setPaused(principalOf(context), request.queue, true), this.now()) };
   }
 
-  async resumeQueue(request: ResumeQueueRequest) {
-    return { queue: toQueueInfo(await this.app.queues.setPaused(request.queue, false), this.now()) };
+  async resumeQueue(request: ResumeQueueRequest, context: CallContext) {
+    return { queue: toQueueInfo(await this.app.queues.setPaused(principalOf(context), request.queue, false), this.now()) };
   }
 
-  async getQueueStats(request: GetQueueStatsRequest) {
-    return toQueueStats(await this.app.queues.stats(request.queue), this.now());
+  async getQueueStats(request: GetQueueStatsRequest, context: CallContext) {
+    return toQueueStats(await this.app.queues.stats(principalOf(context), request.queue), this.now());
   }
 
-  async listJobs(request: ListJobsRequest) {
+  async listJobs(request: ListJobsRequest, context: CallContext) {
     const after = fromPageToken(request.pageToken, isListingKey);
-    const page = await this.app.listing.list({
+    const page = await this.app.listing.list(principalOf(context), {
       filter: toJobFilterInput(request.filter),
       order: request.order === ListOrder.LIST_ORDER_OLDEST_FIRST ? 'oldest' : 'newest',
       pageSize: request.pageSize,
@@ -90,16 +96,16 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     return { jobs: page.items.map(toProtoJob), nextPageToken: toPageToken(page.nextAfter) };
   }
 
-  async cancelJobs(request: CancelJobsRequest) {
-    return { result: await this.bulk('cancel', request.selection, request.reason) };
+  async cancelJobs(request: CancelJobsRequest, context: CallContext) {
+    return { result: await this.bulk(principalOf(context), 'cancel', request.selection, request.reason) };
   }
 
-  async retryJobs(request: RetryJobsRequest) {
-    return { result: await this.bulk('retry', request.selection) };
+  async retryJobs(request: RetryJobsRequest, context: CallContext) {
+    return { result: await this.bulk(principalOf(context), 'retry', request.selection) };
   }
 
-  async deleteJobs(request: DeleteJobsRequest) {
-    return { result: await this.bulk('delete', request.selection) };
+  async deleteJobs(request: DeleteJobsRequest, context: CallContext) {
+    return { result: await this.bulk(principalOf(context), 'delete', request.selection) };
   }
 
   /**
@@ -108,7 +114,7 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
    */
   async *watchEvents(request: WatchEventsRequest, context: CallContext): AsyncGenerator<WatchEventsResponse> {
     // Opening checks the request and the resume point: a refusal ends the call before any message.
-    const stream = await this.app.events.open({
+    const stream = await this.app.events.open(principalOf(context), {
       types: request.types,
       queues: request.queues,
       jobTypes: request.jobTypes,
@@ -137,8 +143,8 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
     }
   }
 
-  private async bulk(operation: BulkOperation, selection: ProtoJobSelection | undefined, reason?: string) {
-    const result = await this.app.bulk.apply({
+  private async bulk(caller: Principal, operation: BulkOperation, selection: ProtoJobSelection | undefined, reason?: string) {
+    const result = await this.app.bulk.apply(caller, {
       operation,
       selection: toSelection(selection),
       dryRun: selection?.dryRun ?? false,

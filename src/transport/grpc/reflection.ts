@@ -21,3 +21,6 @@ export function reflectionServices(descriptorSet: Uint8Array, serviceNames: read
 }
 
 const REFLECTION_SERVICE_NAMES = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'];
+
+/** The full paths of the reflection methods, v1 and v1alpha (for the authorisation table). */
+export const REFLECTION_METHOD_PATHS = REFLECTION_SERVICE_NAMES.map((name) => `/${name}/ServerReflectionInfo`);

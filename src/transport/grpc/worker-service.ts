@@ -1,8 +1,7 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
-import { assertField, invalidRequest, OjsError, quote, workerNotFound } from '../../domain/errors';
+import { invalidRequest, OjsError, quote, workerNotFound } from '../../domain/errors';
 import type { ProgressInput } from '../../domain/progress';
-import { workerIdProblem } from '../../domain/identifiers';
 import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
 import type { WorkerState } from '../../domain/worker';
 import type { SettlementOutcome } from '../../store/job-store';
@@ -25,6 +24,7 @@ import {
 import { JobState as ProtoJobState } from '../../../gen/ojs/server/v1/job';
 import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
+import { principalOf } from './auth-context';
 import { shuttingDown } from './shutting-down';
 import { toDelivery, toFailureReport } from './job-mapper';
 import { frameDeliveries } from './fetch-framing';
@@ -46,8 +46,8 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     for (const outbox of this.beatStreams) outbox.fail(shuttingDown());
   }
 
-  async register(request: RegisterRequest) {
-    const settings = await this.app.workers.register({
+  async register(request: RegisterRequest, context: CallContext) {
+    const settings = await this.app.workers.register(principalOf(context), {
       workerId: request.workerId,
       hostname: request.hostname,
       pid: request.pid,
@@ -66,13 +66,13 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     };
   }
 
-  async deregister(request: DeregisterRequest) {
-    return { releasedJobIds: await this.app.workers.deregister(request.workerId) };
+  async deregister(request: DeregisterRequest, context: CallContext) {
+    return { releasedJobIds: await this.app.workers.deregister(principalOf(context), request.workerId) };
   }
 
   async *fetch(request: FetchRequest, context: CallContext): AsyncGenerator<FetchResponse> {
     const maxWaitMs = fromDuration(request.maxWait) ?? 0;
-    const session = await this.app.streams.openFetch(request.workerId, request.queues, maxWaitMs);
+    const session = await this.app.streams.openFetch(principalOf(context), request.workerId, request.queues, maxWaitMs);
     const endOnAbort = (): void => session.end('client_cancelled');
     context.signal.addEventListener('abort', endOnAbort);
     const keepalive = setInterval(() => session.keepalive(), this.app.context.settings.streamKeepaliveMs);
@@ -91,54 +91,63 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     }
   }
 
-  async ack(request: AckRequest) {
-    const [outcome] = await this.app.settlement.ack(request.workerId, [
+  async ack(request: AckRequest, context: CallContext) {
+    const [outcome] = await this.app.settlement.ack(principalOf(context), request.workerId, [
       { jobId: request.jobId, leaseToken: request.leaseToken, result: request.result },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return {};
   }
 
-  async ackBatch(request: AckBatchRequest) {
-    const outcomes = await this.app.settlement.ack(request.workerId, request.completions);
+  async ackBatch(request: AckBatchRequest, context: CallContext) {
+    const outcomes = await this.app.settlement.ack(principalOf(context), request.workerId, request.completions);
     return { results: outcomes.map((outcome, i) => toSettlementResult(request.completions[i]!.jobId, outcome)) };
   }
 
-  async fail(request: FailRequest) {
-    const [outcome] = await this.app.settlement.fail(request.workerId, [
+  async fail(request: FailRequest, context: CallContext) {
+    const [outcome] = await this.app.settlement.fail(principalOf(context), request.workerId, [
       { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error, 'error') },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return { state: toProtoJobState(outcome!.transition.to), nextRetryAt: toDate(outcome!.nextRetryAt) };
   }
 
-  async failBatch(request: FailBatchRequest) {
+  async failBatch(request: FailBatchRequest, context: CallContext) {
     const items = request.failures.map((f, i) => ({
       jobId: f.jobId,
       leaseToken: f.leaseToken,
       report: toFailureReport(f.error, `failures[${i}].error`),
     }));
-    const outcomes = await this.app.settlement.fail(request.workerId, items);
+    const outcomes = await this.app.settlement.fail(principalOf(context), request.workerId, items);
     return { results: outcomes.map((outcome, i) => toSettlementResult(items[i]!.jobId, outcome)) };
   }
 
-  async extendLease(request: ExtendLeaseRequest) {
-    const expiresAt = await this.app.settlement.extendLease(request.workerId, request.jobId, request.leaseToken);
+  async extendLease(request: ExtendLeaseRequest, context: CallContext) {
+    const expiresAt = await this.app.settlement.extendLease(principalOf(context), request.workerId, request.jobId, request.leaseToken);
     return { leaseExpiresAt: toDate(expiresAt) };
   }
 
-  async reportProgress(request: ReportProgressRequest) {
+  async reportProgress(request: ReportProgressRequest, context: CallContext) {
     const update: ProgressInput = { data: request.data, checkpoint: request.checkpoint };
     if (request.progress !== undefined) update.progress = request.progress;
-    const outcome = await this.app.settlement.reportProgress(request.workerId, request.jobId, request.leaseToken, update);
+    const outcome = await this.app.settlement.reportProgress(
+      principalOf(context),
+      request.workerId,
+      request.jobId,
+      request.leaseToken,
+      update,
+    );
     return { applied: outcome.applied, leaseExpiresAt: toDate(outcome.leaseExpiresAt) };
   }
 
   /**
    * Answers every beat, and pushes directives, cancellations, timeouts and
-   * keepalives in between. The stream is bound to the worker of its first message.
+   * keepalives in between. The stream is bound to the worker of its first
+   * message, which must be the caller's: it is checked before the stream
+   * hears any push for it.
    */
   async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
+    const caller = principalOf(context);
     const outbox = new AsyncQueue<BeatResponse>();
     const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
     const push = (
@@ -164,7 +173,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     const readBeats = async (): Promise<void> => {
       for await (const request of requests) {
         if (stream.workerId === '') {
-          assertField('worker_id', workerIdProblem(request.workerId));
+          await this.app.workers.owned(caller, request.workerId);
           stream.workerId = request.workerId;
           stream.detach = this.app.streams.attachBeat(stream.workerId, {
             directed: (state) => push(state),
@@ -178,7 +187,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
         }
         const state = fromProtoWorkerState(request.state);
         if (state === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
-        const outcome = await this.app.workers.beat({
+        const outcome = await this.app.workers.beat(caller, {
           workerId: stream.workerId,
           state,
           sequence: request.sequence,

@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import type { ProtocolSettings } from '../../../src/app/app-context';
 import { createApplication, type Application } from '../../../src/app/application';
 import type { FetchSession } from '../../../src/app/fetch-session';
@@ -54,14 +55,16 @@ export class AppHarness {
   }
 
   /** Enqueues one job of type `test.job` on `default`, with whatever the test overrides. */
-  async enqueue(submission: Partial<JobSubmission> = {}, options: { pending?: boolean } = {}): Promise<Job> {
-    const [job] = await this.app.jobs.enqueue([{ type: 'test.job', args: [], ...submission }], { pending: options.pending ?? false });
+  async enqueue(submission: Partial<JobSubmission> = {}, options: { pending?: boolean } = {}, caller = ANONYMOUS): Promise<Job> {
+    const [job] = await this.app.jobs.enqueue(caller, [{ type: 'test.job', args: [], ...submission }], {
+      pending: options.pending ?? false,
+    });
     return job!;
   }
 
-  /** Registers a worker consuming `default`, with whatever the test overrides. */
-  async register(workerId: string, overrides: Partial<WorkerRegistration> = {}): Promise<void> {
-    await this.app.workers.register({
+  /** Registers a worker consuming `default`, with whatever the test overrides, owned by `caller`. */
+  async register(workerId: string, overrides: Partial<WorkerRegistration> = {}, caller = ANONYMOUS): Promise<void> {
+    await this.app.workers.register(caller, {
       workerId,
       hostname: 'test-host',
       pid: 1,
@@ -73,8 +76,8 @@ export class AppHarness {
   }
 
   /** Opens a Fetch stream of the worker on all its queues, with no wait limit. */
-  openFetch(workerId: string): Promise<FetchSession> {
-    return this.app.streams.openFetch(workerId, [], 0);
+  openFetch(workerId: string, caller = ANONYMOUS): Promise<FetchSession> {
+    return this.app.streams.openFetch(caller, workerId, [], 0);
   }
 
   /**
@@ -83,8 +86,8 @@ export class AppHarness {
    * behind the first claim makes an empty claim come back as [] instead of
    * waiting for work.
    */
-  async claim(workerId: string): Promise<Job[]> {
-    const session = await this.openFetch(workerId);
+  async claim(workerId: string, caller = ANONYMOUS): Promise<Job[]> {
+    const session = await this.openFetch(workerId, caller);
     session.keepalive();
     const deliveries = this.app.streams.deliveries(session);
     try {
@@ -105,8 +108,8 @@ export class AppHarness {
       .map(({ type, jobId, data }) => ({ type, ...(jobId === undefined ? {} : { jobId }), data }));
   }
 
-  async claimOne(workerId: string): Promise<Job> {
-    const jobs = await this.claim(workerId);
+  async claimOne(workerId: string, caller = ANONYMOUS): Promise<Job> {
+    const jobs = await this.claim(workerId, caller);
     if (jobs.length !== 1) throw new Error(`expected one job for ${workerId}, got ${jobs.length}`);
     return jobs[0]!;
   }
@@ -115,11 +118,11 @@ export class AppHarness {
   beat(workerId: string, activeJobIds: string[] = [], state: WorkerState = 'running'): Promise<BeatOutcome> {
     const sequence = (this.sequences.get(workerId) ?? 0) + 1;
     this.sequences.set(workerId, sequence);
-    return this.app.workers.beat({ workerId, state, sequence, activeJobIds });
+    return this.app.workers.beat(ANONYMOUS, { workerId, state, sequence, activeJobIds });
   }
 
   job(jobId: string): Promise<Job> {
-    return this.app.jobs.get(jobId);
+    return this.app.jobs.get(ANONYMOUS, jobId);
   }
 
   /** Subscribes a recording listener to the pushes for the worker's Beat stream. */

@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import { uuidv7 } from 'uuidv7';
 import { objectContaining } from '../../support/matchers';
 import { AppHarness } from './app-harness';
@@ -43,7 +44,7 @@ describe('JobCommands', () => {
     });
 
     it("copies the caller's trace context into meta", async () => {
-      const [job] = await h.app.jobs.enqueue([{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
+      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
         pending: false,
         trace: { traceparent: TRACEPARENT, tracestate: 'vendor=1' },
       });
@@ -53,7 +54,7 @@ describe('JobCommands', () => {
 
     it("keeps a traceparent the producer put in meta over the caller's", async () => {
       const own = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-      const [job] = await h.app.jobs.enqueue([{ type: 'test.job', args: [], meta: { traceparent: own } }], {
+      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { traceparent: own } }], {
         pending: false,
         trace: { traceparent: TRACEPARENT },
       });
@@ -62,7 +63,10 @@ describe('JobCommands', () => {
     });
 
     it('leaves meta as submitted when the call carries no trace context', async () => {
-      const [job] = await h.app.jobs.enqueue([{ type: 'test.job', args: [], meta: { tenant: 'a' } }], { pending: false, trace: {} });
+      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
+        pending: false,
+        trace: {},
+      });
 
       expect(job!.meta).toEqual({ tenant: 'a' });
     });
@@ -70,6 +74,7 @@ describe('JobCommands', () => {
     it('stores nothing when one job of a batch is invalid', async () => {
       const validId = uuidv7();
       const enqueue = h.app.jobs.enqueue(
+        ANONYMOUS,
         [
           { id: validId, type: 'test.job', args: [] },
           { type: 'Not A Type', args: [] },
@@ -78,14 +83,14 @@ describe('JobCommands', () => {
       );
 
       await expect(enqueue).rejects.toMatchObject({ code: 'invalid_payload' });
-      await expect(h.app.jobs.get(validId)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(h.app.jobs.get(ANONYMOUS, validId)).rejects.toMatchObject({ code: 'not_found' });
       expect(h.telemetry.transitions).toEqual([]);
     });
   });
 
   describe('get', () => {
     it('answers not_found for a job id that was never stored', async () => {
-      await expect(h.app.jobs.get(uuidv7())).rejects.toMatchObject({ code: 'not_found' });
+      await expect(h.app.jobs.get(ANONYMOUS, uuidv7())).rejects.toMatchObject({ code: 'not_found' });
     });
   });
 
@@ -93,7 +98,7 @@ describe('JobCommands', () => {
     it('cancels a waiting job and records the transition', async () => {
       const job = await h.enqueue();
 
-      const cancelled = await h.app.jobs.cancel(job.id);
+      const cancelled = await h.app.jobs.cancel(ANONYMOUS, job.id);
 
       expect(cancelled).toMatchObject({ state: 'cancelled', completedAt: h.clock.now() });
       expect(h.telemetry.pathOf(job.id)).toEqual(['none>available', 'available>cancelled']);
@@ -101,9 +106,9 @@ describe('JobCommands', () => {
 
     it('records no second transition when the job is already cancelled', async () => {
       const job = await h.enqueue();
-      await h.app.jobs.cancel(job.id);
+      await h.app.jobs.cancel(ANONYMOUS, job.id);
 
-      expect((await h.app.jobs.cancel(job.id)).state).toBe('cancelled');
+      expect((await h.app.jobs.cancel(ANONYMOUS, job.id)).state).toBe('cancelled');
       expect(h.telemetry.pathOf(job.id)).toEqual(['none>available', 'available>cancelled']);
     });
 
@@ -113,7 +118,7 @@ describe('JobCommands', () => {
       await h.claimOne('w1');
       const beats = h.listen('w1');
 
-      await h.app.jobs.cancel(job.id);
+      await h.app.jobs.cancel(ANONYMOUS, job.id);
 
       expect(h.telemetry.transitions.at(-1)).toMatchObject({ jobId: job.id, from: 'active', to: 'cancelled', workerId: 'w1' });
       expect(beats.cancelledJobIds).toEqual([job.id]);
@@ -124,13 +129,13 @@ describe('JobCommands', () => {
       await h.register('w1');
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.ack('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
+      await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
 
-      await expect(h.app.jobs.cancel(job.id)).rejects.toMatchObject({ code: 'invalid_state' });
+      await expect(h.app.jobs.cancel(ANONYMOUS, job.id)).rejects.toMatchObject({ code: 'invalid_state' });
     });
 
     it('answers not_found for a job id that was never stored', async () => {
-      await expect(h.app.jobs.cancel(uuidv7())).rejects.toMatchObject({ code: 'not_found' });
+      await expect(h.app.jobs.cancel(ANONYMOUS, uuidv7())).rejects.toMatchObject({ code: 'not_found' });
     });
   });
 
@@ -139,7 +144,7 @@ describe('JobCommands', () => {
       const job = await h.enqueue({}, { pending: true });
       h.clock.advance(5_000);
 
-      const activated = await h.app.jobs.activate(job.id);
+      const activated = await h.app.jobs.activate(ANONYMOUS, job.id);
 
       expect(activated).toMatchObject({ state: 'available', enqueuedAt: h.clock.now() });
       expect(h.telemetry.pathOf(job.id)).toEqual(['none>pending', 'pending>available']);
@@ -148,7 +153,7 @@ describe('JobCommands', () => {
     it('refuses to activate a job that is not pending', async () => {
       const job = await h.enqueue();
 
-      await expect(h.app.jobs.activate(job.id)).rejects.toMatchObject({ code: 'invalid_state' });
+      await expect(h.app.jobs.activate(ANONYMOUS, job.id)).rejects.toMatchObject({ code: 'invalid_state' });
       expect(h.telemetry.pathOf(job.id)).toEqual(['none>available']);
     });
   });
@@ -158,12 +163,12 @@ describe('JobCommands', () => {
       await h.register('w1');
       const job = await h.enqueue({ retry: { maxAttempts: 1 } });
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.fail('w1', [
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [
         { jobId: job.id, leaseToken: claimed.lease!.token, report: { type: 'boom', message: 'no', backtrace: [] } },
       ]);
       expect((await h.job(job.id)).state).toBe('discarded');
 
-      const revived = await h.app.jobs.retry(job.id);
+      const revived = await h.app.jobs.retry(ANONYMOUS, job.id);
 
       expect(revived).toMatchObject({ state: 'available', attempt: 0, errors: [] });
       expect(revived.error).toBeUndefined();
@@ -173,7 +178,7 @@ describe('JobCommands', () => {
     it('refuses to retry a job that is not discarded', async () => {
       const job = await h.enqueue();
 
-      await expect(h.app.jobs.retry(job.id)).rejects.toMatchObject({ code: 'invalid_state' });
+      await expect(h.app.jobs.retry(ANONYMOUS, job.id)).rejects.toMatchObject({ code: 'invalid_state' });
     });
   });
 

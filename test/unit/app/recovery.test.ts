@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import { DEFAULT_RETENTION } from '../../../src/domain/retention';
 import { objectContaining } from '../../support/matchers';
 import { AppHarness, SETTINGS } from './app-harness';
@@ -30,7 +31,7 @@ describe('Recovery', () => {
     it('makes a retryable job available once its backoff has passed', async () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.fail('w1', [
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [
         { jobId: job.id, leaseToken: claimed.lease!.token, report: { type: 'boom', message: '', backtrace: [] } },
       ]);
       h.clock.advance(999);
@@ -83,7 +84,7 @@ describe('Recovery', () => {
     it('holds a job to its enqueue TTL only until its first attempt', async () => {
       const job = await h.enqueue({ enqueueTtlSeconds: 5 });
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.fail('w1', [
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [
         { jobId: job.id, leaseToken: claimed.lease!.token, report: { type: 'boom', message: '', backtrace: [] } },
       ]);
       h.clock.advance(10_000);
@@ -228,7 +229,7 @@ describe('Recovery', () => {
     it('removes a completed job once its retention has passed', async () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.ack('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
+      await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
       h.clock.advance(DEFAULT_RETENTION.completedMs - 1);
       expect(await h.app.recovery.pruneTerminal()).toBe(0);
 

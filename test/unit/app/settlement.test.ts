@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import { uuidv7 } from 'uuidv7';
 import { OjsError } from '../../../src/domain/errors';
 import type { SettlementOutcome } from '../../../src/store/job-store';
@@ -31,7 +32,9 @@ describe('Settlement', () => {
       const claimed = await h.claimOne('w1');
       h.clock.advance(2_000);
 
-      const [outcome] = await h.app.settlement.ack('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, result: { sent: 3 } }]);
+      const [outcome] = await h.app.settlement.ack(ANONYMOUS, 'w1', [
+        { jobId: job.id, leaseToken: claimed.lease!.token, result: { sent: 3 } },
+      ]);
 
       expect(outcome).toMatchObject({ ok: true, transition: { jobId: job.id, from: 'active', to: 'completed', workerId: 'w1' } });
       expect(await h.job(job.id)).toMatchObject({ state: 'completed', result: { sent: 3 }, completedAt: h.clock.now() });
@@ -43,7 +46,7 @@ describe('Settlement', () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
 
-      const outcomes = await h.app.settlement.ack('w2', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
+      const outcomes = await h.app.settlement.ack(ANONYMOUS, 'w2', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
 
       expect(outcomes.map(summary)).toEqual([{ ok: false, code: 'invalid_state' }]);
       expect((await h.job(job.id)).state).toBe('active');
@@ -52,12 +55,12 @@ describe('Settlement', () => {
     it('refuses an ack carrying the lease token of an earlier attempt', async () => {
       const job = await h.enqueue();
       const first = await h.claimOne('w1');
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: first.lease!.token, report: BOOM }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: first.lease!.token, report: BOOM }]);
       h.clock.advance(1_000);
       await h.app.recovery.promoteDue();
       await h.claimOne('w1');
 
-      const outcomes = await h.app.settlement.ack('w1', [{ jobId: job.id, leaseToken: first.lease!.token }]);
+      const outcomes = await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: first.lease!.token }]);
 
       expect(outcomes.map(summary)).toEqual([{ ok: false, code: 'invalid_state' }]);
       expect(await h.job(job.id)).toMatchObject({ state: 'active', attempt: 2 });
@@ -69,7 +72,7 @@ describe('Settlement', () => {
       const [claimedA] = await h.claim('w1');
       const unknownId = uuidv7();
 
-      const outcomes = await h.app.settlement.ack('w1', [
+      const outcomes = await h.app.settlement.ack(ANONYMOUS, 'w1', [
         { jobId: a.id, leaseToken: claimedA!.lease!.token },
         { jobId: b.id, leaseToken: 'not-the-token' },
         { jobId: unknownId, leaseToken: claimedA!.lease!.token },
@@ -86,7 +89,7 @@ describe('Settlement', () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
 
-      const [outcome] = await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
+      const [outcome] = await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
 
       // Default policy: 1 s initial interval; the fixed entropy makes the jitter factor exactly 1.
       expect(outcome).toMatchObject({ ok: true, nextRetryAt: h.clock.now() + 1_000, transition: { from: 'active', to: 'retryable' } });
@@ -102,7 +105,7 @@ describe('Settlement', () => {
       const job = await h.enqueue({ retry: { maxAttempts: 1 } });
       const claimed = await h.claimOne('w1');
 
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
 
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', deadLetter: false, errors: [{ type: 'boom', attempt: 1 }] });
     });
@@ -111,7 +114,7 @@ describe('Settlement', () => {
       const job = await h.enqueue({ retry: { maxAttempts: 1, onExhaustion: 'dead_letter' } });
       const claimed = await h.claimOne('w1');
 
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report: BOOM }]);
 
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', deadLetter: true });
     });
@@ -121,7 +124,7 @@ describe('Settlement', () => {
       const claimed = await h.claimOne('w1');
 
       const report = { type: 'validation.bad_input', message: 'no', backtrace: [] };
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
 
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', attempt: 1 });
     });
@@ -131,7 +134,7 @@ describe('Settlement', () => {
       const claimed = await h.claimOne('w1');
 
       const report = { ...BOOM, code: 'discard' as const };
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
 
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', deadLetter: false, attempt: 1 });
     });
@@ -142,7 +145,7 @@ describe('Settlement', () => {
       const theirs = await h.enqueue();
       const [heldByW2] = await h.claim('w2');
 
-      const outcomes = await h.app.settlement.fail('w1', [
+      const outcomes = await h.app.settlement.fail(ANONYMOUS, 'w1', [
         { jobId: uuidv7(), leaseToken: held!.lease!.token, report: BOOM },
         { jobId: theirs.id, leaseToken: heldByW2!.lease!.token, report: BOOM },
         { jobId: mine.id, leaseToken: held!.lease!.token, report: BOOM },
@@ -159,7 +162,7 @@ describe('Settlement', () => {
       h.clock.advance(10_000);
 
       const report = { type: 'timeout', message: 'handler ran out of time', backtrace: [] };
-      await h.app.settlement.fail('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token, report }]);
 
       expect(await h.timeoutEvents()).toEqual([
         {
@@ -175,7 +178,7 @@ describe('Settlement', () => {
       await h.claimOne('w1');
 
       const report = { type: 'timeout', message: 'late', backtrace: [] };
-      await h.app.settlement.fail('w2', [{ jobId: job.id, leaseToken: 'someone-elses', report }]);
+      await h.app.settlement.fail(ANONYMOUS, 'w2', [{ jobId: job.id, leaseToken: 'someone-elses', report }]);
 
       expect(await h.timeoutEvents()).toEqual([]);
     });
@@ -187,7 +190,7 @@ describe('Settlement', () => {
       const claimed = await h.claimOne('w1');
       h.clock.advance(10_000);
 
-      const answer = await h.app.settlement.reportProgress('w1', job.id, claimed.lease!.token, { progress: 0.5 });
+      const answer = await h.app.settlement.reportProgress(ANONYMOUS, 'w1', job.id, claimed.lease!.token, { progress: 0.5 });
 
       // Renewed from now by the 60 s visibility timeout, which ends before the execution deadline.
       expect(answer).toEqual({ applied: true, leaseExpiresAt: h.clock.now() + 60_000 });
@@ -198,7 +201,7 @@ describe('Settlement', () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
 
-      const answer = await h.app.settlement.reportProgress('w2', job.id, claimed.lease!.token, { progress: 0.5 });
+      const answer = await h.app.settlement.reportProgress(ANONYMOUS, 'w2', job.id, claimed.lease!.token, { progress: 0.5 });
 
       expect(answer.applied).toBe(false);
       expect((await h.job(job.id)).progress).toBeUndefined();
@@ -207,9 +210,9 @@ describe('Settlement', () => {
     it('ignores progress for a job that is no longer active', async () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
-      await h.app.settlement.ack('w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
+      await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: job.id, leaseToken: claimed.lease!.token }]);
 
-      const answer = await h.app.settlement.reportProgress('w1', job.id, claimed.lease!.token, { progress: 0.9 });
+      const answer = await h.app.settlement.reportProgress(ANONYMOUS, 'w1', job.id, claimed.lease!.token, { progress: 0.9 });
 
       expect(answer.applied).toBe(false);
       expect((await h.job(job.id)).state).toBe('completed');
@@ -222,14 +225,16 @@ describe('Settlement', () => {
       const claimed = await h.claimOne('w1');
       h.clock.advance(20_000);
 
-      expect(await h.app.settlement.extendLease('w1', job.id, claimed.lease!.token)).toBe(h.clock.now() + 60_000);
+      expect(await h.app.settlement.extendLease(ANONYMOUS, 'w1', job.id, claimed.lease!.token)).toBe(h.clock.now() + 60_000);
     });
 
     it('refuses to extend a lease the worker does not hold', async () => {
       const job = await h.enqueue();
       const claimed = await h.claimOne('w1');
 
-      await expect(h.app.settlement.extendLease('w2', job.id, claimed.lease!.token)).rejects.toMatchObject({ code: 'invalid_state' });
+      await expect(h.app.settlement.extendLease(ANONYMOUS, 'w2', job.id, claimed.lease!.token)).rejects.toMatchObject({
+        code: 'invalid_state',
+      });
     });
   });
 });

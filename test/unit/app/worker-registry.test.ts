@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import { AppHarness, SETTINGS } from './app-harness';
 
 describe('WorkerRegistry', () => {
@@ -13,7 +14,7 @@ describe('WorkerRegistry', () => {
 
   describe('register', () => {
     it('registers a worker as running and answers the protocol settings', async () => {
-      const answer = await h.app.workers.register({
+      const answer = await h.app.workers.register(ANONYMOUS, {
         workerId: 'w1',
         hostname: 'host',
         pid: 7,
@@ -83,7 +84,7 @@ describe('WorkerRegistry', () => {
     });
 
     it('keeps answering an operator directive until the worker reports reaching it', async () => {
-      await h.app.workers.direct({ workerId: 'w1' }, 'quiet');
+      await h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'quiet');
 
       expect((await h.beat('w1', [], 'running')).desiredState).toBe('quiet');
       expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'running', directive: 'quiet' });
@@ -101,10 +102,10 @@ describe('WorkerRegistry', () => {
     });
 
     it('answers a beat older than the last one as stale and applies nothing', async () => {
-      await h.app.workers.beat({ workerId: 'w1', state: 'quiet', sequence: 5, activeJobIds: [] });
+      await h.app.workers.beat(ANONYMOUS, { workerId: 'w1', state: 'quiet', sequence: 5, activeJobIds: [] });
       h.clock.advance(1_000);
 
-      const outcome = await h.app.workers.beat({ workerId: 'w1', state: 'running', sequence: 4, activeJobIds: [] });
+      const outcome = await h.app.workers.beat(ANONYMOUS, { workerId: 'w1', state: 'running', sequence: 4, activeJobIds: [] });
 
       expect(outcome.result).toBe('stale');
       expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'quiet', lastBeatAt: h.clock.now() - 1_000 });
@@ -114,7 +115,7 @@ describe('WorkerRegistry', () => {
       const kept = await h.enqueue();
       const dropped = await h.enqueue();
       await h.claim('w1');
-      await h.app.jobs.cancel(dropped.id);
+      await h.app.jobs.cancel(ANONYMOUS, dropped.id);
       h.clock.advance(1_000);
 
       const outcome = await h.beat('w1', [kept.id, dropped.id]);
@@ -146,7 +147,7 @@ describe('WorkerRegistry', () => {
       await h.beat('w2', [], 'terminate');
       const beats = h.listen('w1');
 
-      const directed = await h.app.workers.direct({ label: 'blue' }, 'quiet');
+      const directed = await h.app.workers.direct(ANONYMOUS, { label: 'blue' }, 'quiet');
 
       expect(directed).toEqual(['w1']);
       expect(beats.directives).toEqual(['quiet']);
@@ -159,18 +160,18 @@ describe('WorkerRegistry', () => {
       await h.register('w2', { queues: ['billing', 'mail'] });
       await h.register('w3', { queues: ['billing'] });
 
-      expect(await h.app.workers.direct({ queue: 'mail' }, 'quiet')).toEqual(['w1', 'w2']);
+      expect(await h.app.workers.direct(ANONYMOUS, { queue: 'mail' }, 'quiet')).toEqual(['w1', 'w2']);
     });
 
     it('refuses to direct a worker named by id that cannot take the directive', async () => {
       await h.register('w1');
       await h.beat('w1', [], 'terminate');
 
-      await expect(h.app.workers.direct({ workerId: 'w1' }, 'running')).rejects.toMatchObject({ code: 'invalid_state' });
+      await expect(h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'running')).rejects.toMatchObject({ code: 'invalid_state' });
     });
 
     it('answers not_found for a worker named by id that is not registered', async () => {
-      await expect(h.app.workers.direct({ workerId: 'nobody' }, 'quiet')).rejects.toMatchObject({ code: 'not_found' });
+      await expect(h.app.workers.direct(ANONYMOUS, { workerId: 'nobody' }, 'quiet')).rejects.toMatchObject({ code: 'not_found' });
     });
   });
 
@@ -181,7 +182,7 @@ describe('WorkerRegistry', () => {
       await h.claimOne('w1');
       const beats = h.listen('w1');
 
-      expect(await h.app.workers.deregister('w1')).toEqual([job.id]);
+      expect(await h.app.workers.deregister(ANONYMOUS, 'w1')).toEqual([job.id]);
 
       expect(await h.job(job.id)).toMatchObject({ state: 'available', attempt: 1, error: { type: 'shutdown', attempt: 1 } });
       await expect(h.app.workers.get('w1')).rejects.toMatchObject({ code: 'not_found' });
@@ -195,13 +196,13 @@ describe('WorkerRegistry', () => {
       const job = await h.enqueue({ retry: { maxAttempts: 1 } });
       await h.claimOne('w1');
 
-      await h.app.workers.deregister('w1');
+      await h.app.workers.deregister(ANONYMOUS, 'w1');
 
       expect(await h.job(job.id)).toMatchObject({ state: 'discarded', error: { type: 'shutdown' } });
     });
 
     it('answers not_found for a worker that is not registered', async () => {
-      await expect(h.app.workers.deregister('nobody')).rejects.toMatchObject({ code: 'not_found' });
+      await expect(h.app.workers.deregister(ANONYMOUS, 'nobody')).rejects.toMatchObject({ code: 'not_found' });
     });
   });
 });

@@ -1,3 +1,4 @@
+import { ANONYMOUS } from '../../../src/domain/principal';
 import { objectContaining } from '../../support/matchers';
 import { AppHarness } from './app-harness';
 
@@ -19,7 +20,7 @@ describe('WorkerStreams', () => {
 
     it('refuses a worker that is directed away from running', async () => {
       await h.register('w1');
-      await h.app.workers.direct({ workerId: 'w1' }, 'quiet');
+      await h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'quiet');
 
       await expect(h.openFetch('w1')).rejects.toMatchObject({ code: 'invalid_state' });
     });
@@ -27,7 +28,7 @@ describe('WorkerStreams', () => {
     it('refuses a queue the worker did not register for', async () => {
       await h.register('w1', { queues: ['mail'] });
 
-      await expect(h.app.streams.openFetch('w1', ['billing'], 0)).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(h.app.streams.openFetch(ANONYMOUS, 'w1', ['billing'], 0)).rejects.toMatchObject({ code: 'invalid_request' });
     });
 
     it('ends the stream it replaces when the same worker opens another', async () => {
@@ -87,7 +88,7 @@ describe('WorkerStreams', () => {
       const next = deliveries.next();
 
       const leaseToken = firstBatch.done === true ? '' : firstBatch.value[0]!.lease!.token;
-      await h.app.settlement.ack('w1', [{ jobId: first.id, leaseToken }]);
+      await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: first.id, leaseToken }]);
 
       const secondBatch = await next;
       expect(secondBatch.done === true ? [] : secondBatch.value.map((job) => job.id)).toEqual([second.id]);
@@ -99,7 +100,7 @@ describe('WorkerStreams', () => {
       const session = await h.openFetch('w1');
       const next = h.app.streams.deliveries(session).next();
 
-      await h.app.workers.direct({ workerId: 'w1' }, 'quiet');
+      await h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'quiet');
 
       expect((await next).done).toBe(true);
       expect(session.endReason).toBe('not_running');
@@ -110,7 +111,7 @@ describe('WorkerStreams', () => {
       const session = await h.openFetch('w1');
       const next = h.app.streams.deliveries(session).next();
 
-      await h.app.workers.deregister('w1');
+      await h.app.workers.deregister(ANONYMOUS, 'w1');
 
       expect((await next).done).toBe(true);
       expect(session.endReason).toBe('worker_removed');

@@ -53,6 +53,13 @@ describe('configuration', () => {
     expect((error as ConfigError).problems).toEqual([expect.stringContaining('a job and its result together may be at most')]);
   });
 
+  it('keeps connections for ever and polices pings 5 s apart by default, and reads the connection policy', () => {
+    expect(loadConfig({}, []).connections).toEqual({ maxAgeMs: 0, maxAgeGraceMs: 30_000, minPingIntervalMs: 5_000 });
+    expect(
+      loadConfig({ OJS_MAX_CONNECTION_AGE: '10m' }, ['--max-connection-age-grace', '5s', '--min-ping-interval', '0s']).connections,
+    ).toEqual({ maxAgeMs: 600_000, maxAgeGraceMs: 5_000, minPingIntervalMs: 0 });
+  });
+
   it('reads how Redis is probed and how long its commands may take', () => {
     expect(loadConfig({ OJS_BACKEND: 'redis' }, []).backend).toMatchObject({
       pingIntervalMs: 1_000,

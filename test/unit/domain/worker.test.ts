@@ -9,6 +9,7 @@ function worker(overrides: Partial<Worker> = {}): Worker {
     queues: ['default'],
     concurrency: 10,
     labels: [],
+    owner: '',
     registeredAt: 0,
     state: 'running',
     lastBeatAt: 0,

@@ -21,6 +21,7 @@ export const registerWorkerScript = declareScript({
       arg.int(fields.lastSequence, 'lastSequence'),
       arg.id(fields.reportedJobIds, 'reportedJobIds'),
       JSON.stringify(worker.queues),
+      arg.text(fields.owner, 'owner'),
     ];
   },
   decode(reply, worker): void {

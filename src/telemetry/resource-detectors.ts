@@ -1,0 +1,28 @@
+import { resources } from '@opentelemetry/sdk-node';
+
+type ResourceDetector = typeof resources.processDetector;
+
+/**
+ * The process's resource attributes without its command line. The standard
+ * process detector exports `process.command_args`, the full argv, and flags
+ * carry secrets (`--redis-url redis://:password@...`); what identifies the
+ * process (pid, executable, runtime, owner, the script it runs) stays.
+ */
+export const processDetectorWithoutArgs: ResourceDetector = {
+  detect(config) {
+    const { attributes = {} } = resources.processDetector.detect(config);
+    const { [COMMAND_ARGS]: _commandArgs, ...kept } = attributes;
+    return { attributes: kept };
+  },
+};
+
+/** `process.command_args` (semantic conventions): the attribute that would export the argv. */
+const COMMAND_ARGS = 'process.command_args';
+
+/**
+ * The detectors the SDK runs, in place of its defaults (environment, process,
+ * host): the same, with the process detector that leaves the command line
+ * out. Set in code, they take precedence over OTEL_NODE_RESOURCE_DETECTORS,
+ * so no setting brings the command line back.
+ */
+export const RESOURCE_DETECTORS: readonly ResourceDetector[] = [resources.envDetector, processDetectorWithoutArgs, resources.hostDetector];

@@ -1,0 +1,57 @@
+import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-grpc';
+import { permissionDenied, unauthenticated } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
+import type { AuthContext } from './auth-context';
+import { isAllowed, ruleOf } from './method-rules';
+import { PEER_IDENTITIES_KEY, peerIdentitiesOf } from './peer-identity';
+import type { PrincipalDirectory } from './principal-directory';
+
+/**
+ * Authentication and authorisation of every call when an auth file is set.
+ * Open methods (health, reflection) pass as they are. Any other call needs
+ * a principal, found by its bearer token (`authorization: Bearer <token>`,
+ * or `x-ojs-api-key: <token>` as ojs-grpc-binding 11.2 names it) or else by
+ * its verified client certificate, and one of the roles the method's rule
+ * allows. Refusals are UNAUTHENTICATED or PERMISSION_DENIED, and say nothing
+ * of which principals, tokens or roles exist.
+ *
+ * @param directory The current principals (the auth file is reloaded while the server runs);
+ *   undefined when authentication is off and every caller is ANONYMOUS.
+ */
+export function authMiddleware(directory: (() => PrincipalDirectory) | undefined): ServerMiddleware<Partial<AuthContext>> {
+  return async function* authenticate<Request, Response>(
+    call: ServerMiddlewareCall<Request, Response, Partial<AuthContext>>,
+    context: CallContext,
+  ) {
+    const rule = ruleOf(call.method.path);
+    // Open calls carry no principal: their handlers use none.
+    if (directory === undefined || rule === 'open') return yield* call.next(call.request, context);
+    const principal = identify(directory(), context);
+    if (principal === undefined) throw unauthenticated();
+    // A path without a rule is refused: a method added without one is closed, not open.
+    if (rule === undefined || !isAllowed(rule, principal)) throw permissionDenied(call.method.path);
+    return yield* call.next(call.request, { ...context, principal });
+  };
+}
+
+/**
+ * The caller's principal. A presented token decides alone: a wrong token is
+ * refused even on a connection whose certificate names a principal, so a
+ * client never runs as someone other than it asked to be.
+ */
+function identify(directory: PrincipalDirectory, context: CallContext): Principal | undefined {
+  const token = presentedToken(context);
+  if (token !== undefined) return token === '' ? undefined : directory.findByToken(token);
+  const identities = peerIdentitiesOf(context.metadata.get(PEER_IDENTITIES_KEY));
+  return directory.findByCertificate(identities);
+}
+
+/** The bearer token of the call, if it sent one (an `authorization` value in another scheme counts as a wrong token). */
+function presentedToken(context: CallContext): string | undefined {
+  const authorization = context.metadata.get('authorization');
+  if (authorization !== undefined) {
+    const match = /^Bearer +(\S+) *$/i.exec(authorization);
+    return match === null ? '' : match[1];
+  }
+  return context.metadata.get('x-ojs-api-key');
+}
