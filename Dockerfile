@@ -5,9 +5,12 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The SDK package is a workspace: npm ci needs its manifest to link it.
+COPY packages/sdk/package.json ./packages/sdk/
 RUN npm ci
 COPY . .
-RUN npm run build && npm prune --omit=dev
+# The ojs command (dist/cli/main.js) is made executable here: the runtime stage cannot write to /app.
+RUN npm run build && chmod +x dist/cli/main.js && npm prune --omit=dev
 
 # Runtime stage: compiled JavaScript, production dependencies, the Lua
 # scripts of the Redis store and the descriptor set that reflection serves;
@@ -23,6 +26,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/gen/descriptor-set.binpb ./gen/descriptor-set.binpb
 COPY --from=build /app/src/store/redis/lua ./src/store/redis/lua
+# The operator CLI on the PATH: docker exec <container> ojs queues list (README.md, "Command line").
+RUN ln -s /app/dist/cli/main.js /usr/local/bin/ojs
 # Numeric, so that Kubernetes runAsNonRoot can verify it: the node user of the official images.
 USER 1000:1000
 EXPOSE 9090

@@ -18,7 +18,7 @@ module.exports = {
       displayName: 'memory',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk,fuzz,security}/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk,fuzz,security,cli,web}/**/*.test.ts'],
     },
     {
       displayName: 'redis',
@@ -26,8 +26,12 @@ module.exports = {
       transform,
       testMatch: ['<rootDir>/test/{integration,replicas,fuzz}/**/*.test.ts'],
       // Starting the server process is about its own flags and signals, whatever the store; the secrets
-      // test starts a password-protected redis-server of its own.
-      testPathIgnorePatterns: ['/test/integration/main-process\\.test\\.ts$', '/test/integration/secrets\\.test\\.ts$'],
+      // test starts a password-protected redis-server of its own, the health port test one it stops.
+      testPathIgnorePatterns: [
+        '/test/integration/main-process\\.test\\.ts$',
+        '/test/integration/secrets\\.test\\.ts$',
+        '/test/integration/health-port\\.test\\.ts$',
+      ],
       globalSetup: '<rootDir>/test/support/redis-global-setup.ts',
       globalTeardown: '<rootDir>/test/support/redis-global-teardown.ts',
       setupFiles: ['<rootDir>/test/support/use-redis-backend.ts'],

@@ -4,7 +4,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { Job } from '../gen/ojs/server/v1/job';
 import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
 import { WorkerServiceDefinition, type Delivery } from '../gen/ojs/server/v1/worker_service';
-import { Producer, Worker, type Logger } from '../sdk';
+import { Producer, Worker, type Logger } from '../packages/sdk/src';
 import { sample, type Percentiles } from './percentiles';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 

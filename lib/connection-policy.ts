@@ -17,6 +17,18 @@ export interface ConnectionPolicy {
    * with GOAWAY ENHANCE_YOUR_CALM "too_many_pings". 0: no policing.
    */
   minPingIntervalMs: number;
+  /**
+   * Calls one connection may carry at once, announced in the HTTP/2
+   * SETTINGS_MAX_CONCURRENT_STREAMS: gRPC clients hold further calls until
+   * one ends, and a peer that opens more anyway has them refused
+   * (RST_STREAM REFUSED_STREAM). 0: no limit.
+   */
+  maxStreams: number;
 }
 
-export const DEFAULT_CONNECTION_POLICY: ConnectionPolicy = { maxAgeMs: 0, maxAgeGraceMs: 30_000, minPingIntervalMs: 5_000 };
+export const DEFAULT_CONNECTION_POLICY: ConnectionPolicy = {
+  maxAgeMs: 0,
+  maxAgeGraceMs: 30_000,
+  minPingIntervalMs: 5_000,
+  maxStreams: 1_000,
+};

@@ -59,6 +59,9 @@ async function main(): Promise<void> {
     serverVersion: SERVER_VERSION,
     security: config.security,
     connections: config.connections,
+    principalLimits: config.principalLimits,
+    healthPort: config.healthPort,
+    dashboardPort: config.dashboardPort,
     runMaintenance: true,
   });
   store.subscribe((signal) => {
@@ -92,7 +95,17 @@ async function main(): Promise<void> {
   // Installed before announcing the server, so a signal sent on that announcement is never missed.
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  logger.info({ host: config.host, port: server.port, backend: config.backend.kind, version: SERVER_VERSION }, 'ojs server listening');
+  logger.info(
+    {
+      host: config.host,
+      port: server.port,
+      healthPort: server.grpc.healthPort,
+      dashboardPort: server.dashboard?.port,
+      backend: config.backend.kind,
+      version: SERVER_VERSION,
+    },
+    'ojs server listening',
+  );
 }
 
 /** The server's name in logs, and in event sources unless OTEL_SERVICE_NAME names the deployment. */

@@ -6,11 +6,13 @@ import type { Entropy, Logger } from './app/ports';
 import { Maintenance, type MaintenanceIntervals } from './background/maintenance';
 import type { Clock } from './domain/clock';
 import type { PayloadLimits } from './domain/limits';
+import type { PrincipalLimits } from './domain/principal-limits';
 import type { RetentionPolicy } from './domain/retention';
 import type { JobStore } from './store/job-store';
 import { OtelTelemetry } from './telemetry/otel-telemetry';
 import { startGrpcServer, type GrpcServer } from './transport/grpc/grpc-server';
 import type { SecurityOptions } from './transport/grpc/server-security';
+import { startDashboardServer, type DashboardServer } from './transport/http/dashboard-server';
 
 export interface ServerOptions {
   host: string;
@@ -33,6 +35,12 @@ export interface ServerOptions {
   security?: SecurityOptions;
   /** Maximum connection age and ping policing; the defaults without. */
   connections?: ConnectionPolicy;
+  /** What one principal may hold and how fast it may enqueue; DEFAULT_PRINCIPAL_LIMITS without. */
+  principalLimits?: PrincipalLimits;
+  /** A plaintext port serving health only, for probes that cannot speak TLS; none without. 0 picks a free port. */
+  healthPort?: number;
+  /** The web dashboard's HTTP port, on `host` (0 picks a free one); no dashboard without. */
+  dashboardPort?: number;
   /** Start the background loops; tests that drive time by hand call `maintenance.runOnce()` instead. */
   runMaintenance: boolean;
 }
@@ -42,6 +50,8 @@ export interface RunningServer {
   readonly app: Application;
   readonly maintenance: Maintenance;
   readonly grpc: GrpcServer;
+  /** The web dashboard, when it was asked for. */
+  readonly dashboard?: DashboardServer;
   /** Stops in order: health NOT_SERVING and calls drained, loops stopped, store closed. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -70,7 +80,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     serverVersion: options.serverVersion,
     security: options.security,
     connections: options.connections,
+    principalLimits: options.principalLimits,
+    healthPort: options.healthPort,
   });
+  const dashboard =
+    options.dashboardPort === undefined
+      ? undefined
+      : await startDashboardServer(app, { host: options.host, port: options.dashboardPort, security: options.security }).catch(
+          async (error: unknown) => {
+            await grpc.shutdown(0);
+            throw error;
+          },
+        );
   // The standard health service follows the store: NOT_SERVING while it is unreachable.
   options.store.subscribe((signal) => {
     if (signal.kind === 'availability') grpc.setServing(signal.isAvailable);
@@ -81,8 +102,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     maintenance,
     grpc,
+    ...(dashboard === undefined ? {} : { dashboard }),
     async stop(timeoutMs: number): Promise<void> {
-      await grpc.shutdown(timeoutMs);
+      await Promise.all([grpc.shutdown(timeoutMs), dashboard?.close(timeoutMs)]);
       await maintenance.stop();
       app.streams.stop();
       app.owners.stop();

@@ -1,10 +1,11 @@
-import { JobFailure, Worker } from '../sdk';
+import { JobFailure, Worker } from '../packages/sdk/src';
 
 /**
  * The worker the SDK tests run as a real process (dist/tools/sdk-test-worker.js),
  * configured like any SDK worker (OJS_SERVER, OJS_QUEUES, OJS_CONCURRENCY,
- * OJS_SHUTDOWN_GRACE_PERIOD, OJS_READINESS_PORT). Its job types exercise the
- * SDK; it prints one JSON line per job event for the tests to wait on.
+ * OJS_SHUTDOWN_GRACE_PERIOD, OJS_READINESS_PORT, OJS_TLS_CA, OJS_TLS_CERT,
+ * OJS_TLS_KEY, OJS_TOKEN). Its job types exercise the SDK; it prints one
+ * JSON line per job event for the tests to wait on.
  */
 const worker = new Worker();
 let running = 0;

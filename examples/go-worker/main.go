@@ -9,7 +9,9 @@
 // drain short). SIGTSTP quiets it, SIGCONT resumes it.
 //
 // Every event is one JSON object per line on stdout, e.g.
-// {"event":"acked","job_id":"...",...}. See README.md for building it.
+// {"event":"acked","job_id":"...",...}. TLS, mTLS and a bearer token come
+// from OJS_TLS_CA, OJS_TLS_CERT, OJS_TLS_KEY and OJS_TOKEN (channel.go).
+// See README.md for building it.
 package main
 
 import (
@@ -140,9 +142,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	// WithInsecure is grpc-go 1.33's plaintext option (Debian's version);
-	// newer releases spell it grpc.WithTransportCredentials(insecure.NewCredentials()).
-	conn, err := grpc.Dial(cfg.Server, grpc.WithInsecure())
+	transport, err := transportOptions()
+	if err != nil {
+		logEvent("fatal", "code", "INVALID_SETTING", "message", err.Error())
+		os.Exit(2)
+	}
+	conn, err := grpc.Dial(cfg.Server, transport...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -168,7 +173,7 @@ func main() {
 
 	err = worker.Run()
 	conn.Close()
-	if err != nil { // e.g. Register refused: ALREADY_EXISTS, INVALID_ARGUMENT
+	if err != nil { // e.g. Register refused: ALREADY_EXISTS, INVALID_ARGUMENT, UNAUTHENTICATED (a wrong token)
 		logEvent("fatal", "code", status.Code(err).String(), "message", status.Convert(err).Message())
 		os.Exit(1)
 	}

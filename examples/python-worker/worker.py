@@ -11,6 +11,9 @@ SIGTSTP quiets it, SIGCONT resumes it.
 Every event is one JSON object per line on stdout, e.g.
 {"event": "acked", "job_id": "...", ...}.
 
+TLS, mTLS and a bearer token come from OJS_TLS_CA, OJS_TLS_CERT, OJS_TLS_KEY
+and OJS_TOKEN (channel.py).
+
 Generate the stubs first (from the repository root):
     node scripts/polyglot-stubs.mjs python
 """
@@ -42,6 +45,7 @@ try:
 except ImportError:
     sys.exit("The gRPC stubs are missing: run `node scripts/polyglot-stubs.mjs python` in the repository root.")
 
+from channel import SettingError, open_channel  # noqa: E402
 from handlers import HANDLERS, JobContext, JobError  # noqa: E402
 
 RUNNING, QUIET, TERMINATE = pb.WORKER_STATE_RUNNING, pb.WORKER_STATE_QUIET, pb.WORKER_STATE_TERMINATE
@@ -456,7 +460,12 @@ async def wait_first(*events: asyncio.Event, timeout: float) -> None:
 
 
 async def main(config: argparse.Namespace) -> int:
-    async with grpc.aio.insecure_channel(config.server) as channel:
+    try:
+        channel = open_channel(config.server)
+    except SettingError as error:
+        log("fatal", code="INVALID_SETTING", message=str(error))
+        return 2
+    async with channel:
         worker = Worker(config, channel)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -465,7 +474,8 @@ async def main(config: argparse.Namespace) -> int:
         loop.add_signal_handler(signal.SIGCONT, worker.move_to, RUNNING, "signal")
         try:
             await worker.run()
-        except grpc.aio.AioRpcError as error:  # e.g. Register refused: ALREADY_EXISTS, INVALID_ARGUMENT
+        # e.g. Register refused: ALREADY_EXISTS, INVALID_ARGUMENT, UNAUTHENTICATED (a wrong token)
+        except grpc.aio.AioRpcError as error:
             log("fatal", code=error.code().name, message=error.details())
             return 1
     log("exited")

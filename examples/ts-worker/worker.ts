@@ -1,4 +1,4 @@
-import { Worker, JobFailure } from '../../sdk';
+import { Worker, JobFailure } from '../../packages/sdk/src';
 import { runInThread } from './run-in-thread';
 
 /**

@@ -2,10 +2,9 @@ import { assertField } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { buildJobs, type JobSubmission } from '../domain/job-submission';
-import type { Page, PageRequest } from '../domain/paging';
 import type { Principal } from '../domain/principal';
 import { transitionOf } from '../domain/transition';
-import type { QueueCounts, StateChange } from '../store/job-store';
+import type { StateChange } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue, isUnscoped, visibleJob } from './caller-scope';
 
@@ -66,11 +65,6 @@ export class JobCommands {
   async retry(caller: Principal, jobId: string): Promise<Job> {
     await this.assertVisible(caller, jobId);
     return this.record(await this.ctx.store.retry(jobId, this.ctx.clock.now()));
-  }
-
-  /** One page of the queues that hold jobs, with their counts per state. */
-  async listQueues(page: PageRequest): Promise<Page<QueueCounts>> {
-    return this.ctx.store.listQueues(page);
   }
 
   /**

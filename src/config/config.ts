@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ProtocolSettings } from '../app/app-context';
 import type { MaintenanceIntervals } from '../background/maintenance';
 import { payloadLimitsProblem, type PayloadLimits } from '../domain/limits';
+import type { PrincipalLimits } from '../domain/principal-limits';
 import type { EventRetention, RetentionPolicy } from '../domain/retention';
 import { parseByteSize } from '../../lib/byte-size';
 import type { ConnectionPolicy } from '../../lib/connection-policy';
@@ -27,6 +28,10 @@ export type BackendConfig =
 export interface Config {
   host: string;
   port: number;
+  /** The plaintext health-only port, for probes that cannot speak TLS; undefined for none. */
+  healthPort?: number;
+  /** The web dashboard's HTTP port, on `host`; undefined for no dashboard. */
+  dashboardPort?: number;
   backend: BackendConfig;
   protocol: ProtocolSettings;
   limits: PayloadLimits;
@@ -36,8 +41,10 @@ export interface Config {
   maintenance: MaintenanceIntervals;
   /** How long a stopping server lets in-flight calls finish. */
   shutdownTimeoutMs: number;
-  /** Maximum connection age and how often clients may ping. */
+  /** Maximum connection age, how often clients may ping, how many calls a connection carries. */
   connections: ConnectionPolicy;
+  /** What one principal of the auth file may hold and how fast it may enqueue (the file may override them per principal). */
+  principalLimits: PrincipalLimits;
   logLevel: string;
   security: SecuritySettings;
 }
@@ -48,6 +55,10 @@ export interface SecuritySettings {
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   /** The principals and their credentials; without it every caller may do everything. */
   authFile?: string;
+  /** Whether health checks on the main port need a principal (the health-only port never does). */
+  healthAccess: (typeof HEALTH_ACCESS)[number];
+  /** Whether reflection needs a principal, or is not served at all. */
+  reflectionAccess: (typeof REFLECTION_ACCESS)[number];
   /** How often the TLS and auth files are read again to pick up a rotation. */
   reloadIntervalMs: number;
 }
@@ -63,6 +74,20 @@ interface Setting {
 export const SETTINGS = {
   host: { env: 'OJS_HOST', flag: 'host', defaultValue: '0.0.0.0', description: 'address to listen on' },
   port: { env: 'OJS_PORT', flag: 'port', defaultValue: '9090', description: 'port to listen on (0 picks a free one)' },
+  healthPort: {
+    env: 'OJS_HEALTH_PORT',
+    flag: 'health-port',
+    defaultValue: '',
+    description:
+      'plaintext port serving grpc.health.v1.Health only, on --host, for probes that cannot speak TLS (empty: none; 0 picks a free one)',
+  },
+  dashboardPort: {
+    env: 'OJS_DASHBOARD_PORT',
+    flag: 'dashboard-port',
+    defaultValue: '',
+    description:
+      'HTTP port of the web dashboard, on --host; it asks for the tokens of --auth-file (empty: no dashboard; 0 picks a free one)',
+  },
   backend: { env: 'OJS_BACKEND', flag: 'backend', defaultValue: 'memory', description: 'job store: memory or redis' },
   redisUrl: {
     env: 'REDIS_URL',
@@ -174,6 +199,36 @@ export const SETTINGS = {
     description:
       'closest pings a client may send with nothing from the server between; the third closer one closes the connection (0s: any)',
   },
+  maxStreamsPerConnection: {
+    env: 'OJS_MAX_STREAMS_PER_CONNECTION',
+    flag: 'max-streams-per-connection',
+    defaultValue: '1000',
+    description: 'calls one connection may carry at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS; clients queue the rest; 0: no limit)',
+  },
+  maxStreamsPerPrincipal: {
+    env: 'OJS_MAX_STREAMS_PER_PRINCIPAL',
+    flag: 'max-streams-per-principal',
+    defaultValue: '10000',
+    description: 'Fetch, Beat, WatchEvents and WaitForJob calls one principal may hold open at once (0: no limit)',
+  },
+  maxConnectionsPerPrincipal: {
+    env: 'OJS_MAX_CONNECTIONS_PER_PRINCIPAL',
+    flag: 'max-connections-per-principal',
+    defaultValue: '1000',
+    description: 'open connections one principal may make calls on (0: no limit)',
+  },
+  enqueueRate: {
+    env: 'OJS_ENQUEUE_RATE',
+    flag: 'enqueue-rate',
+    defaultValue: '0',
+    description: 'jobs a second one principal may enqueue on average (RESOURCE_EXHAUSTED rate_limited with RetryInfo beyond; 0: no limit)',
+  },
+  enqueueBurst: {
+    env: 'OJS_ENQUEUE_BURST',
+    flag: 'enqueue-burst',
+    defaultValue: '0',
+    description: 'jobs one principal may enqueue at once above --enqueue-rate (0: one second of the rate)',
+  },
   streamKeepalive: {
     env: 'OJS_STREAM_KEEPALIVE',
     flag: 'stream-keepalive',
@@ -255,6 +310,18 @@ export const SETTINGS = {
     description:
       'JSON file of principals (token hashes, certificate identities, roles, queues); when set, every call but health and reflection needs one',
   },
+  healthAuth: {
+    env: 'OJS_HEALTH_AUTH',
+    flag: 'health-auth',
+    defaultValue: 'open',
+    description: 'open, or authenticated: health checks on the main port need a principal of --auth-file (the health port stays open)',
+  },
+  reflection: {
+    env: 'OJS_REFLECTION',
+    flag: 'reflection',
+    defaultValue: 'open',
+    description: 'open, authenticated (needs a principal of --auth-file) or off (not served)',
+  },
   reloadInterval: {
     env: 'OJS_RELOAD_INTERVAL',
     flag: 'reload-interval',
@@ -264,6 +331,9 @@ export const SETTINGS = {
 } as const satisfies Record<string, Setting>;
 
 type SettingName = keyof typeof SETTINGS;
+
+const HEALTH_ACCESS = ['open', 'authenticated'] as const;
+const REFLECTION_ACCESS = ['open', 'authenticated', 'off'] as const;
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -307,6 +377,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
       return 1;
     }
     return ms;
+  };
+  const oneOf = <Value extends string>(name: SettingName, allowed: readonly Value[]): Value => {
+    const value = allowed.find((candidate) => candidate === raw(name));
+    if (value === undefined) problems.push(`${describe(name)} must be one of ${allowed.join(', ')}, got "${raw(name)}"`);
+    return value ?? allowed[0]!;
+  };
+  const wholeNumber = (name: SettingName): number => {
+    const value = Number(raw(name));
+    if (!Number.isSafeInteger(value) || value < 0) {
+      problems.push(`${describe(name)} must be a whole number, got "${raw(name)}"`);
+      return 0;
+    }
+    return value;
   };
   const byteSize = (name: SettingName): number => {
     const bytes = parseByteSize(raw(name));
@@ -375,14 +458,39 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
   if ((certFile === '') !== (keyFile === '')) problems.push(`${describe('tlsCert')} and ${describe('tlsKey')} must be set together`);
   if (clientCaFile !== '' && certFile === '')
     problems.push(`${describe('tlsClientCa')} needs ${describe('tlsCert')} and ${describe('tlsKey')}`);
+  const healthAccess = oneOf('healthAuth', HEALTH_ACCESS);
+  const reflectionAccess = oneOf('reflection', REFLECTION_ACCESS);
+  for (const [name, access] of [
+    ['healthAuth', healthAccess],
+    ['reflection', reflectionAccess],
+  ] as const) {
+    if (access === 'authenticated' && authFile === '') problems.push(`${describe(name)} authenticated needs ${describe('authFile')}`);
+  }
+  const healthPort = raw('healthPort') === '' ? undefined : Number(raw('healthPort'));
+  if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535))
+    problems.push(`${describe('healthPort')} must be 0-65535 or empty, got "${raw('healthPort')}"`);
+  else if (healthPort !== undefined && healthPort !== 0 && healthPort === port)
+    problems.push(`${describe('healthPort')} must differ from ${describe('port')}`);
+  const dashboardPort = raw('dashboardPort') === '' ? undefined : Number(raw('dashboardPort'));
+  if (dashboardPort !== undefined && (!Number.isInteger(dashboardPort) || dashboardPort < 0 || dashboardPort > 65535))
+    problems.push(`${describe('dashboardPort')} must be 0-65535 or empty, got "${raw('dashboardPort')}"`);
+  else if (dashboardPort !== undefined && dashboardPort !== 0 && (dashboardPort === port || dashboardPort === healthPort))
+    problems.push(`${describe('dashboardPort')} must differ from ${describe('port')} and ${describe('healthPort')}`);
   const security: SecuritySettings = {
     ...(certFile === '' ? {} : { tls: { certFile, keyFile, ...(clientCaFile === '' ? {} : { clientCaFile }) } }),
     ...(authFile === '' ? {} : { authFile }),
+    healthAccess,
+    reflectionAccess,
     reloadIntervalMs: duration('reloadInterval'),
   };
+  const enqueueRate = Number(raw('enqueueRate'));
+  if (!Number.isFinite(enqueueRate) || enqueueRate < 0 || raw('enqueueRate').trim() === '')
+    problems.push(`${describe('enqueueRate')} must be a number of jobs a second (0: no limit), got "${raw('enqueueRate')}"`);
   const config: Config = {
     host: raw('host'),
     port,
+    ...(healthPort === undefined ? {} : { healthPort }),
+    ...(dashboardPort === undefined ? {} : { dashboardPort }),
     backend,
     protocol,
     limits,
@@ -394,6 +502,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
       maxAgeMs: duration('maxConnectionAge', { zeroAllowed: true }),
       maxAgeGraceMs: duration('maxConnectionAgeGrace', { zeroAllowed: true }),
       minPingIntervalMs: duration('minPingInterval', { zeroAllowed: true }),
+      maxStreams: wholeNumber('maxStreamsPerConnection'),
+    },
+    principalLimits: {
+      maxStreams: wholeNumber('maxStreamsPerPrincipal'),
+      maxConnections: wholeNumber('maxConnectionsPerPrincipal'),
+      enqueueRatePerSecond: enqueueRate,
+      enqueueBurst: wholeNumber('enqueueBurst'),
     },
     logLevel,
     security,

@@ -20,7 +20,9 @@ export type ErrorCode =
   | 'unavailable'
   | 'backend_error'
   /** No credentials, or credentials that name no principal (ojs-grpc-binding 11.2, 11.3). */
-  | 'unauthenticated';
+  | 'unauthenticated'
+  /** A rate or concurrency limit of the caller was reached (ojs-errors RATE_LIMITED); retryable. */
+  | 'rate_limited';
 
 /** One field that failed validation, named by its path in the request. */
 export interface FieldViolation {
@@ -46,6 +48,8 @@ export interface OjsErrorOptions {
   /** Machine-readable context, carried in google.rpc.ErrorInfo.metadata. */
   metadata?: Record<string, string>;
   fieldViolations?: FieldViolation[];
+  /** How long the caller should wait before trying again, when that is known (google.rpc.RetryInfo). */
+  retryDelayMs?: number;
   cause?: unknown;
 }
 
@@ -58,6 +62,7 @@ export class OjsError extends Error {
   readonly retryable: boolean;
   readonly metadata: Readonly<Record<string, string>>;
   readonly fieldViolations: readonly FieldViolation[];
+  readonly retryDelayMs: number | undefined;
 
   constructor(
     readonly code: ErrorCode,
@@ -66,9 +71,10 @@ export class OjsError extends Error {
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OjsError';
-    this.retryable = options.retryable ?? (code === 'unavailable' || code === 'queue_full');
+    this.retryable = options.retryable ?? (code === 'unavailable' || code === 'queue_full' || code === 'rate_limited');
     this.metadata = options.metadata ?? {};
     this.fieldViolations = options.fieldViolations ?? [];
+    this.retryDelayMs = options.retryDelayMs;
   }
 }
 
@@ -153,6 +159,27 @@ export function unauthenticated(): OjsError {
 /** The caller is known but none of its roles may call `method`. Names the method only, never the principal's roles. */
 export function permissionDenied(method: string): OjsError {
   return new OjsError('permission_denied', `not allowed to call ${method}`, { metadata: { method } });
+}
+
+/** Which per-principal limit refused a call (ErrorInfo metadata `limit`). */
+export type PrincipalLimitKind = 'streams' | 'connections' | 'enqueue_rate';
+
+/**
+ * The caller reached one of its limits (`kind`, at most `max`). Retryable:
+ * after `retryDelayMs` for a rate, once its own calls or connections end
+ * for a concurrency limit. Names nothing but the caller's own limit.
+ */
+export function rateLimited(kind: PrincipalLimitKind, max: number, retryDelayMs?: number): OjsError {
+  const what: Record<PrincipalLimitKind, string> = {
+    streams: `the caller already holds its ${max} concurrent streams (Fetch, Beat, WatchEvents, WaitForJob)`,
+    connections: `the caller already uses its ${max} connections`,
+    enqueue_rate: `the caller enqueues faster than its ${max} jobs a second`,
+  };
+  const retry = retryDelayMs === undefined ? '' : `; retry in ${retryDelayMs} ms`;
+  return new OjsError('rate_limited', `${what[kind]}${retry}`, {
+    metadata: { limit: kind, max: String(max) },
+    ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
+  });
 }
 
 export function backendUnavailable(what: string, cause?: unknown): OjsError {

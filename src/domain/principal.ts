@@ -5,6 +5,7 @@
  * transport's method table; this is what the rest of the server knows of
  * the caller.
  */
+import type { PrincipalLimits } from './principal-limits';
 
 /** The roles a principal can hold. */
 export const ROLES = ['producer', 'worker', 'operator', 'reader', 'admin'] as const;
@@ -16,6 +17,8 @@ export interface Principal {
   readonly roles: ReadonlySet<Role>;
   /** The queues it may use; undefined for every queue. */
   readonly queues?: ReadonlySet<string>;
+  /** Its own limits where they differ from the server's. */
+  readonly limits?: Partial<PrincipalLimits>;
 }
 
 /**

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { createChannel, createClient } from 'nice-grpc';
+import { HealthDefinition } from 'nice-grpc-server-health';
+import { HealthCheckResponse_ServingStatus as Serving } from 'nice-grpc-server-health/lib/proto/grpc/health/v1/health';
 import { projectRoot } from '../../src/project-root';
+import { LIVENESS_SERVICE } from '../../src/transport/grpc/health-server';
 import { JsonLinesProcess } from '../../tools/json-lines-process';
 
 const root = projectRoot();
@@ -50,6 +54,35 @@ describe('deployment', () => {
     expect(server.lines.at(-1)).toMatchObject({ msg: 'stopped' });
   });
 
+  it("serves the probes' plaintext health port from the image command, given --health-port as the manifest does", async () => {
+    const [, ...args] = imageEntrypoint();
+    const server = new JsonLinesProcess(
+      'the image command',
+      process.execPath,
+      [...args, '--host', '127.0.0.1', '--port', '0', '--health-port', '0'],
+      { cwd: root, env: { ...process.env, NODE_ENV: 'production' } },
+    );
+    try {
+      const listening = await server.waitFor((l) => l['msg'] === 'ojs server listening', 'that it listens');
+      expect(listening['healthPort']).toEqual(expect.any(Number));
+      expect(listening['healthPort']).not.toBe(listening['port']);
+      const channel = createChannel(`127.0.0.1:${String(listening['healthPort'])}`);
+      const health = createClient(HealthDefinition, channel);
+      try {
+        for (const service of ['', LIVENESS_SERVICE])
+          expect([service, (await health.check({ service }, { signal: AbortSignal.timeout(3_000) })).status]).toEqual([
+            service,
+            Serving.SERVING,
+          ]);
+      } finally {
+        channel.close();
+      }
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+      await server.output;
+    }
+  });
+
   it('gives Kubernetes workers their grace period plus 10 s, a quiet preStop hook and probes', () => {
     const documents = parseAllDocuments(readFileSync(join(root, 'deploy', 'kubernetes', 'ojs.yaml'), 'utf8')).map(
       (d) => d.toJSON() as Manifest,
@@ -63,8 +96,9 @@ describe('deployment', () => {
     expect(container.lifecycle?.preStop.exec.command.join(' ')).toContain('kill -TSTP 1');
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/ready' } });
     const server = podOf('ojs-server').containers[0]!;
-    expect(server.readinessProbe).toMatchObject({ grpc: { port: 9090 } });
-    expect(server.livenessProbe).toMatchObject({ tcpSocket: { port: 'grpc' } });
+    // Both on the plaintext health port: the main port speaks TLS (test/integration/health-port.test.ts).
+    expect(server.readinessProbe).toMatchObject({ grpc: { port: 9091, service: '' } });
+    expect(server.livenessProbe).toMatchObject({ grpc: { port: 9091, service: 'liveness' } });
   });
 
   it('gives compose services a stop grace period covering their own', () => {

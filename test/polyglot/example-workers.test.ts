@@ -1,13 +1,17 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { ChannelCredentials } from 'nice-grpc';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
+import { TestCertificates, type IssuedCertificate } from '../support/certificates';
 import { enqueue, enqueueOne, getJob } from '../support/jobs';
 import { TestServer, type Clients } from '../support/test-server';
 import { buildExampleWorkers, WorkerProcess, type Language, type WorkerOptions } from './worker-process';
 
 /**
  * The Python and Go example workers (examples/), built from stubs generated
- * from proto/, run as processes of their own against a real server. The
+ * from proto/, run as processes of their own against a real server with TLS
+ * and an auth file: they trust the test CA and send a bearer token. The
  * tests wait on the JSON events the workers print and check the outcome on
  * the server.
  */
@@ -15,16 +19,40 @@ const LANGUAGES: Language[] = ['python', 'go'];
 const S = JobState;
 /** Retries after 50 ms, without jitter, so that a test sees every attempt quickly. */
 const QUICK_RETRY = { initialInterval: 'PT0.05S', jitter: false };
+const WORKER_TOKEN = 'polyglot-worker-token';
+const ADMIN_TOKEN = 'polyglot-admin-token';
+const CERT_WORKER = 'URI:spiffe://test/polyglot-worker';
 
+let certificates: TestCertificates;
+let clientCert: IssuedCertificate;
+let authFile: string;
 let server: TestServer;
 let clients: Clients;
+/** What every worker runs with: TLS trusting the test CA, and the workers' token. */
+let workerEnv: Record<string, string>;
 const started: WorkerProcess[] = [];
 
 beforeAll(async () => {
   buildExampleWorkers();
+  certificates = await TestCertificates.create();
+  const serverCert = await certificates.issueServer('server');
+  clientCert = await certificates.issue('worker', { commonName: 'polyglot-worker', altNames: [CERT_WORKER] });
+  authFile = certificates.path('principals.json');
+  const sha256 = (token: string): string => createHash('sha256').update(token).digest('hex');
+  writeFileSync(
+    authFile,
+    JSON.stringify({
+      principals: [
+        { name: 'polyglot-workers', roles: ['worker'], token_sha256: sha256(WORKER_TOKEN) },
+        { name: 'cert-workers', roles: ['worker'], client_cert: CERT_WORKER },
+        { name: 'test', roles: ['admin'], token_sha256: sha256(ADMIN_TOKEN) },
+      ],
+    }),
+  );
   // Background loops on (every 20 ms): retries are promoted without the test's help.
-  server = await TestServer.start({ runMaintenance: true });
-  clients = server.connect();
+  server = await TestServer.start({ runMaintenance: true, security: secured(serverCert) });
+  clients = server.connect({ credentials: ChannelCredentials.createSsl(certificates.read('ca.pem')), token: ADMIN_TOKEN });
+  workerEnv = { OJS_TLS_CA: certificates.path('ca.pem'), OJS_TOKEN: WORKER_TOKEN };
 }, 120_000);
 
 afterEach(async () => {
@@ -33,13 +61,27 @@ afterEach(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  certificates?.remove();
 });
+
+/** TLS with the server's certificate and the auth file; client certificates required when `clientCa`. */
+function secured(serverCert: IssuedCertificate, options: { clientCa?: boolean } = {}) {
+  const clientCaFile = options.clientCa === true ? { clientCaFile: certificates.path('ca.pem') } : {};
+  return { tls: { certFile: serverCert.certFile, keyFile: serverCert.keyFile, ...clientCaFile }, authFile, reloadIntervalMs: 60_000 };
+}
 
 describe.each(LANGUAGES)('the %s example worker', (language) => {
   async function startWorker(options: Partial<WorkerOptions> = {}): Promise<{ worker: WorkerProcess; workerId: string; queue: string }> {
     const queue = options.queues?.[0] ?? `${language}-${randomUUID().slice(0, 8)}`;
     const workerId = options.workerId ?? `${language}-worker-${randomUUID()}`;
-    const worker = WorkerProcess.start(language, { server: server.address, workerId, queues: [queue], concurrency: 2, ...options });
+    const worker = WorkerProcess.start(language, {
+      server: server.address,
+      workerId,
+      queues: [queue],
+      concurrency: 2,
+      env: workerEnv,
+      ...options,
+    });
     started.push(worker);
     await worker.waitForEvent('registered', { worker_id: workerId });
     return { worker, workerId, queue };
@@ -194,5 +236,74 @@ describe.each(LANGUAGES)('the %s example worker', (language) => {
     await worker.waitForEvent('state', { state: 'terminate', cause: 'directive' });
     await worker.waitForEvent('deregistered');
     expect(await worker.exitCode()).toBe(0);
+  });
+});
+
+describe.each(LANGUAGES)('the %s example worker, securing its connection', (language) => {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    for (const stopping of servers.splice(0)) await stopping.stop();
+  });
+
+  function start(address: string, env: Record<string, string>, queue = `${language}-${randomUUID().slice(0, 8)}`): WorkerProcess {
+    const worker = WorkerProcess.start(language, {
+      server: address,
+      workerId: `${language}-${randomUUID()}`,
+      queues: [queue],
+      concurrency: 1,
+      env,
+    });
+    started.push(worker);
+    return worker;
+  }
+
+  it('runs a job over mTLS, known to the server by its client certificate alone', async () => {
+    const mtls = await TestServer.start({ security: secured(await certificates.issueServer('mtls-server'), { clientCa: true }) });
+    servers.push(mtls);
+    const queue = `${language}-mtls`;
+    const worker = start(
+      mtls.address,
+      { OJS_TLS_CA: certificates.path('ca.pem'), OJS_TLS_CERT: clientCert.certFile, OJS_TLS_KEY: clientCert.keyFile },
+      queue,
+    );
+    const admin = mtls.connect({
+      credentials: ChannelCredentials.createSsl(
+        certificates.read('ca.pem'),
+        certificates.read('worker.key'),
+        certificates.read('worker.pem'),
+      ),
+      token: ADMIN_TOKEN,
+    });
+    const job = await enqueueOne(admin, { type: 'echo', queue, args: ['over mtls'] });
+    await worker.waitForEvent('acked', { job_id: job.id });
+    expect(await getJob(admin, job.id)).toMatchObject({ state: S.JOB_STATE_COMPLETED, result: ['over mtls'] });
+    expect(await worker.stop('SIGTERM')).toBe(0);
+  });
+
+  it('exits 1 with UNAUTHENTICATED when its token is wrong, without retrying', async () => {
+    const worker = start(server.address, { ...workerEnv, OJS_TOKEN: 'guessed' });
+    const fatal = await worker.waitForEvent('fatal');
+    // Python prints grpc's UNAUTHENTICATED, Go its Unauthenticated.
+    expect(String(fatal.code).toUpperCase()).toBe('UNAUTHENTICATED');
+    expect(await worker.exitCode()).toBe(1);
+    expect(worker.all('register_retry')).toEqual([]);
+  });
+
+  it('refuses to send its token in plaintext, before connecting', async () => {
+    const worker = start(server.address, { OJS_TOKEN: WORKER_TOKEN });
+    const fatal = await worker.waitForEvent('fatal');
+    expect(fatal.code).toBe('INVALID_SETTING');
+    expect(fatal.message).toMatch(/^OJS_TOKEN needs TLS/);
+    expect(await worker.exitCode()).toBe(2);
+  });
+
+  it('still runs over plaintext without a token, as for local development', async () => {
+    const plaintext = await TestServer.start();
+    servers.push(plaintext);
+    const queue = `${language}-plaintext`;
+    const worker = start(plaintext.address, {}, queue);
+    const job = await enqueueOne(plaintext.connect(), { type: 'echo', queue, args: ['in plaintext'] });
+    await worker.waitForEvent('acked', { job_id: job.id });
+    expect(await worker.stop('SIGTERM')).toBe(0);
   });
 });

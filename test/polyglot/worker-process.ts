@@ -19,6 +19,8 @@ export interface WorkerOptions {
   concurrency: number;
   /** As the workers read it: "1500ms", "25s"... */
   gracePeriod?: string;
+  /** More environment: the security settings (OJS_TLS_CA, OJS_TLS_CERT, OJS_TLS_KEY, OJS_TOKEN). */
+  env?: Record<string, string>;
 }
 
 const root = projectRoot();
@@ -52,6 +54,7 @@ export class WorkerProcess extends JsonLinesProcess {
       OJS_SHUTDOWN_GRACE_PERIOD: options.gracePeriod ?? '25s',
       OJS_VERBOSE: '1',
       PYTHONDONTWRITEBYTECODE: '1',
+      ...options.env,
     };
     const [command, args] =
       language === 'python' ? [PYTHON, ['-u', join(root, 'examples', 'python-worker', 'worker.py')]] : [GO_WORKER, []];

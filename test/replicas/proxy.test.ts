@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:http2';
 import { pause } from '../../lib/pause';
-import { Worker, type Logger } from '../../sdk';
+import { Worker, type Logger } from '../../packages/sdk/src';
 import { NginxGrpcProxy } from '../../tools/nginx-grpc-proxy';
 import { freePort } from '../../tools/redis-server';
 import { ServerProcess } from '../../tools/server-process';

@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { JobFailure, Producer, Worker } from '../../sdk';
+import { JobFailure, Producer, Worker } from '../../packages/sdk/src';
 import { RecordingLogger } from '../support/silent-logger';
 import { TestServer } from '../support/test-server';
 import { RecordedSpans } from './recorded-spans';

@@ -1,7 +1,7 @@
 import { JobState, type Job } from '../../gen/ojs/server/v1/job';
 import type { Delivery } from '../../gen/ojs/server/v1/worker_service';
-import { JobFailure, Worker } from '../../sdk';
-import { Settlements, type SettlementOutcome } from '../../sdk/settlements';
+import { JobFailure, Worker } from '../../packages/sdk/src';
+import { Settlements, type SettlementOutcome } from '../../packages/sdk/src/settlements';
 import { enqueue, getJob } from '../support/jobs';
 import { RecordingLogger } from '../support/silent-logger';
 import { TestServer, type Clients } from '../support/test-server';

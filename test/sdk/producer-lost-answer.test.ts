@@ -1,7 +1,6 @@
 import { ClientError, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
-import type { Job } from '../../gen/ojs/server/v1/job';
-import { Producer, type JobSpec } from '../../sdk';
+import { Producer, type Job, type JobSpec } from '../../packages/sdk/src';
 import { CuttingProxy } from '../support/cutting-proxy';
 import { getJob } from '../support/jobs';
 import { TestServer, type Clients } from '../support/test-server';

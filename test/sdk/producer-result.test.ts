@@ -1,7 +1,7 @@
 import { Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
-import { JobState, OnExhaustion, type Job } from '../../gen/ojs/server/v1/job';
-import { JobCancelledError, JobFailedError, JobFailure, JobWaitTimeoutError, Producer, Worker } from '../../sdk';
+import { JobState } from '../../gen/ojs/server/v1/job';
+import { JobCancelledError, JobFailedError, JobFailure, JobWaitTimeoutError, Producer, Worker, type Job } from '../../packages/sdk/src';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { freePort } from '../../tools/redis-server';
 import { CuttingProxy } from '../support/cutting-proxy';
@@ -94,7 +94,7 @@ describe("the SDK producer's result()", () => {
     const job = await producer.enqueue({
       type: 'result.broken',
       queue: 'results',
-      retry: { maxAttempts: 2, initialInterval: 'PT0.01S', jitter: false, onExhaustion: OnExhaustion.ON_EXHAUSTION_DEAD_LETTER },
+      retry: { maxAttempts: 2, initialInterval: 'PT0.01S', jitter: false, onExhaustion: 'dead_letter' },
     });
     const error = await rejection(producer.result(job));
     expect(error).toBeInstanceOf(JobFailedError);
@@ -104,7 +104,7 @@ describe("the SDK producer's result()", () => {
       isDeadLetter: true,
       error: { type: 'result.broken', message: 'broken on attempt 2', attempt: 2 },
     });
-    expect(failed.job.state).toBe(JobState.JOB_STATE_DISCARDED);
+    expect(failed.job.state).toBe('discarded');
     expect(failed.job.errors.map((e) => e.message)).toContain('broken on attempt 1');
     expect(failed.message).toBe(
       `job ${job.id} (result.broken) was discarded into the dead letter set after attempt 2: result.broken: broken on attempt 2`,
@@ -117,7 +117,7 @@ describe("the SDK producer's result()", () => {
     await clients.jobs.cancelJob({ jobId: job.id });
     const error = await waiting;
     expect(error).toBeInstanceOf(JobCancelledError);
-    expect((error as JobCancelledError).job).toMatchObject({ id: job.id, state: JobState.JOB_STATE_CANCELLED });
+    expect((error as JobCancelledError).job).toMatchObject({ id: job.id, state: 'cancelled' });
   });
 
   it('asks again after each unfinished answer, and gives up with a JobWaitTimeoutError when its timeout passes', async () => {
@@ -128,7 +128,7 @@ describe("the SDK producer's result()", () => {
       const error = await rejection(polling.result(job, { timeoutMs: 400 }));
       expect(performance.now() - startedAt).toBeGreaterThanOrEqual(390);
       expect(error).toBeInstanceOf(JobWaitTimeoutError);
-      expect(error).toMatchObject({ jobId: job.id, timeoutMs: 400, job: { id: job.id, state: JobState.JOB_STATE_AVAILABLE } });
+      expect(error).toMatchObject({ jobId: job.id, timeoutMs: 400, job: { id: job.id, state: 'available' } });
       expect((error as Error).message).toBe(`job ${job.id} did not finish within 400 ms (still available)`);
       expect((await getJob(clients, job.id)).state).toBe(JobState.JOB_STATE_AVAILABLE);
     } finally {

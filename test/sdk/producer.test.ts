@@ -1,7 +1,7 @@
 import { ClientError, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
 import { JobState } from '../../gen/ojs/server/v1/job';
-import { Producer } from '../../sdk';
+import { Producer } from '../../packages/sdk/src';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { getJob } from '../support/jobs';
 import { rpcError } from '../support/rpc-error';

@@ -4,8 +4,10 @@ import { ChannelCredentials, createChannel, createClientFactory, Metadata, type 
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import type { ProtocolSettings } from '../../src/app/app-context';
+import type { ConnectionPolicy } from '../../lib/connection-policy';
 import type { Clock } from '../../src/domain/clock';
 import { DEFAULT_PAYLOAD_LIMITS, type PayloadLimits } from '../../src/domain/limits';
+import type { PrincipalLimits } from '../../src/domain/principal-limits';
 import { DEFAULT_EVENT_RETENTION, DEFAULT_RETENTION, type EventRetention, type RetentionPolicy } from '../../src/domain/retention';
 import { systemClock } from '../../src/domain/clock';
 import { loadDescriptorSet } from '../../src/descriptor-set';
@@ -38,6 +40,14 @@ export interface TestServerOptions {
   port?: number;
   /** TLS and the auth file; default: plaintext, every caller ANONYMOUS. */
   security?: SecurityOptions;
+  /** Serve the web dashboard on this port (0: a free one); default: no dashboard. */
+  dashboardPort?: number;
+  /** Connection rules (age, pings, streams per connection); default: the server's defaults. */
+  connections?: ConnectionPolicy;
+  /** What one principal may hold and how fast it may enqueue; default: the server's defaults. */
+  principalLimits?: PrincipalLimits;
+  /** Serve health only on a second, plaintext port (0: a free one); default: none. */
+  healthPort?: number;
 }
 
 /** The store of the project's backend: in-memory, or Redis with a key prefix of its own. */
@@ -86,6 +96,10 @@ export class TestServer {
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,
       security: options.security,
+      connections: options.connections,
+      principalLimits: options.principalLimits,
+      healthPort: options.healthPort,
+      dashboardPort: options.dashboardPort,
     });
     return new TestServer(auditedOnFirstStop(server, store), store, spans, metrics, logger);
   }
@@ -148,11 +162,20 @@ export interface ConnectOptions {
   credentials?: ChannelCredentials;
   /** A bearer token sent with every call. */
   token?: string;
+  /**
+   * A connection of its own: grpc-js otherwise shares one connection among
+   * the channels of a process that have the same address and options.
+   */
+  isOwnConnection?: boolean;
 }
 
 /** Clients for every service over a fresh channel (one HTTP/2 connection) to `address`. */
 export function connectTo(address: string, options: ConnectOptions = {}) {
-  const channel = createChannel(address, options.credentials ?? ChannelCredentials.createInsecure());
+  const channel = createChannel(
+    address,
+    options.credentials ?? ChannelCredentials.createInsecure(),
+    options.isOwnConnection === true ? { 'grpc.use_local_subchannel_pool': 1 } : {},
+  );
   const factory =
     options.token === undefined
       ? clientFactory

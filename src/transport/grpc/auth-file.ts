@@ -1,4 +1,5 @@
 import { ROLES, type Role } from '../../domain/principal';
+import type { PrincipalLimits } from '../../domain/principal-limits';
 import { CERTIFICATE_IDENTITY_KINDS } from './peer-identity';
 import { PrincipalDirectory, type PrincipalEntry } from './principal-directory';
 
@@ -14,7 +15,9 @@ import { PrincipalDirectory, type PrincipalEntry } from './principal-directory';
  * a client certificate (verified against --tls-client-ca) by one of its
  * identities: "URI:<SAN URI>", "DNS:<SAN DNS name>" or "CN:<subject common
  * name>". A principal has at least one of the two; `queues`, when present,
- * limits it to those queues.
+ * limits it to those queues; `limits` ({"max_streams", "max_connections",
+ * "enqueue_rate", "enqueue_burst"}, each optional, 0 for none) overrides the
+ * server's per-principal limits for it.
  */
 export class AuthFileError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -24,7 +27,14 @@ export class AuthFileError extends Error {
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-const KNOWN_FIELDS = new Set(['name', 'roles', 'queues', 'token_sha256', 'client_cert']);
+const KNOWN_FIELDS = new Set(['name', 'roles', 'queues', 'token_sha256', 'client_cert', 'limits']);
+/** The per-principal limits the file may set, by their names in it (see PrincipalLimits). */
+const LIMIT_FIELDS = {
+  max_streams: 'maxStreams',
+  max_connections: 'maxConnections',
+  enqueue_rate: 'enqueueRatePerSecond',
+  enqueue_burst: 'enqueueBurst',
+} as const satisfies Record<string, keyof PrincipalLimits>;
 
 /** Parses and validates the auth file; throws an AuthFileError listing every problem at once. */
 export function parseAuthFile(text: string): PrincipalDirectory {
@@ -62,15 +72,38 @@ function parseEntry(item: unknown, at: string, problems: string[]): PrincipalEnt
     problems.push(`${at}.client_cert: expected "URI:...", "DNS:..." or "CN:..."`);
   }
   if (hashes.length === 0 && identity === undefined) problems.push(`${at}: expected token_sha256 or client_cert`);
+  const limits = item['limits'] === undefined ? undefined : parseLimits(item['limits'], `${at}.limits`, problems);
   return {
     principal: {
       name: typeof name === 'string' ? name : '',
       roles: new Set(roles.filter(isRole)),
       ...(queues === undefined ? {} : { queues: new Set(queues) }),
+      ...(limits === undefined ? {} : { limits }),
     },
     tokenSha256: hashes.filter((hash) => SHA256_HEX.test(hash)).map((hash) => Buffer.from(hash, 'hex')),
     certificateIdentities: typeof identity === 'string' ? [identity] : [],
   };
+}
+
+function parseLimits(value: unknown, at: string, problems: string[]): Partial<PrincipalLimits> {
+  if (!isObject(value)) {
+    problems.push(`${at}: expected an object`);
+    return {};
+  }
+  const limits: Partial<PrincipalLimits> = {};
+  for (const [field, given] of Object.entries(value)) {
+    const key = isLimitField(field) ? LIMIT_FIELDS[field] : undefined;
+    if (key === undefined) problems.push(`${at}.${field}: unknown limit (limits: ${Object.keys(LIMIT_FIELDS).join(', ')})`);
+    // Only the rate may be fractional (one job every two seconds is 0.5).
+    else if (
+      typeof given !== 'number' ||
+      given < 0 ||
+      !(key === 'enqueueRatePerSecond' ? Number.isFinite(given) : Number.isSafeInteger(given))
+    )
+      problems.push(`${at}.${field}: expected ${key === 'enqueueRatePerSecond' ? 'a number' : 'a whole number'}, 0 or more`);
+    else limits[key] = given;
+  }
+  return limits;
 }
 
 /** Two principals with one name, token or certificate would make who is calling ambiguous. */
@@ -96,6 +129,10 @@ function stringList(value: unknown, at: string, problems: string[], isSingleAllo
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isLimitField(field: string): field is keyof typeof LIMIT_FIELDS {
+  return Object.hasOwn(LIMIT_FIELDS, field);
 }
 
 function isRole(value: string): value is Role {

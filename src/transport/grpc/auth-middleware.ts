@@ -2,28 +2,33 @@ import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-g
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import type { AuthContext } from './auth-context';
-import { isAllowed, ruleOf } from './method-rules';
+import { isAllowed, type MethodRule } from './method-rules';
 import { PEER_IDENTITIES_KEY, peerIdentitiesOf } from './peer-identity';
 import type { PrincipalDirectory } from './principal-directory';
 
 /**
  * Authentication and authorisation of every call when an auth file is set.
- * Open methods (health, reflection) pass as they are. Any other call needs
- * a principal, found by its bearer token (`authorization: Bearer <token>`,
- * or `x-ojs-api-key: <token>` as ojs-grpc-binding 11.2 names it) or else by
- * its verified client certificate, and one of the roles the method's rule
- * allows. Refusals are UNAUTHENTICATED or PERMISSION_DENIED, and say nothing
+ * Open methods (health and reflection unless configured otherwise) pass as
+ * they are. Any other call needs a principal, found by its bearer token
+ * (`authorization: Bearer <token>`, or `x-ojs-api-key: <token>` as
+ * ojs-grpc-binding 11.2 names it) or else by its verified client
+ * certificate, and one of the roles the method's rule allows (any role when
+ * the rule asks only for a principal). Refusals are UNAUTHENTICATED or PERMISSION_DENIED, and say nothing
  * of which principals, tokens or roles exist.
  *
  * @param directory The current principals (the auth file is reloaded while the server runs);
  *   undefined when authentication is off and every caller is ANONYMOUS.
+ * @param rules The authorisation table (method-rules.ts), as configured.
  */
-export function authMiddleware(directory: (() => PrincipalDirectory) | undefined): ServerMiddleware<Partial<AuthContext>> {
+export function authMiddleware(
+  directory: (() => PrincipalDirectory) | undefined,
+  rules: ReadonlyMap<string, MethodRule>,
+): ServerMiddleware<Partial<AuthContext>> {
   return async function* authenticate<Request, Response>(
     call: ServerMiddlewareCall<Request, Response, Partial<AuthContext>>,
     context: CallContext,
   ) {
-    const rule = ruleOf(call.method.path);
+    const rule = rules.get(call.method.path);
     // Open calls carry no principal: their handlers use none.
     if (directory === undefined || rule === 'open') return yield* call.next(call.request, context);
     const principal = identify(directory(), context);

@@ -1,6 +1,6 @@
 import { Status, ServerError } from 'nice-grpc';
 import { isAbortError } from 'abort-controller-x';
-import { BadRequest, ErrorInfo, RichServerError, type ErrorDetails } from 'nice-grpc-error-details';
+import { BadRequest, ErrorInfo, RetryInfo, RichServerError, type ErrorDetails } from 'nice-grpc-error-details';
 import { OjsError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../app/ports';
 
@@ -26,6 +26,8 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, Status>> = {
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
   unauthenticated: Status.UNAUTHENTICATED,
+  // ojs-grpc-binding 7.1: a rate (or concurrency) limit is RESOURCE_EXHAUSTED, with RetryInfo when the wait is known (8.4).
+  rate_limited: Status.RESOURCE_EXHAUSTED,
 };
 
 /**
@@ -42,11 +44,15 @@ function shorten(text: string, maxChars: number): string {
   return text.length <= maxChars ? text : `${text.slice(0, maxChars - 3)}...`;
 }
 
-/** An OjsError as a gRPC error with google.rpc.ErrorInfo (and BadRequest for bad fields), within the trailer budget. */
+/** An OjsError as a gRPC error with google.rpc.ErrorInfo (BadRequest for bad fields, RetryInfo for a known wait), within the trailer budget. */
 export function toRichServerError(error: OjsError): RichServerError {
   const metadata: Record<string, string> = { retryable: String(error.retryable) };
   for (const [key, value] of Object.entries(error.metadata)) metadata[key] = shorten(value, VIOLATION_TEXT_MAX_CHARS);
   const details: ErrorDetails[] = [ErrorInfo.fromPartial({ reason: error.code, domain: ERROR_DOMAIN, metadata })];
+  if (error.retryDelayMs !== undefined) {
+    const delayMs = Math.max(0, Math.ceil(error.retryDelayMs));
+    details.push(RetryInfo.fromPartial({ retryDelay: { seconds: Math.floor(delayMs / 1_000), nanos: (delayMs % 1_000) * 1e6 } }));
+  }
   const violations = error.fieldViolations.slice(0, FIELD_VIOLATIONS_MAX);
   if (violations.length > 0) {
     details.push(

@@ -5,15 +5,19 @@ import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-serv
 import { DEFAULT_CONNECTION_POLICY, type ConnectionPolicy } from '../../../lib/connection-policy';
 import { policePings } from '../../../lib/ping-police';
 import type { Application } from '../../app/application';
+import { DEFAULT_PRINCIPAL_LIMITS, type PrincipalLimits } from '../../domain/principal-limits';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
 import { FramedFetchResponseType } from './fetch-framing';
 import { guardDecoding } from './guarded-decoding';
+import { LIVENESS_SERVICE, startHealthServer } from './health-server';
 import { listenWatchingSessions } from './http2-sessions';
 import { JobServiceHandlers } from './job-service';
+import { limitsMiddleware } from './limits-middleware';
 import { OperatorServiceHandlers } from './operator-service';
 import { peerIdentityInterceptor } from './peer-identity';
+import { PrincipalUsage } from './principal-usage';
 import { reflectionServices } from './reflection';
 import { exposureWarning, serverSecurity, type SecurityOptions } from './server-security';
 import { ojsServerMiddleware } from './server-middleware';
@@ -31,12 +35,18 @@ export interface GrpcServerOptions {
   security?: SecurityOptions;
   /** Maximum connection age and ping policing; DEFAULT_CONNECTION_POLICY without. */
   connections?: ConnectionPolicy;
+  /** What one principal may hold and how fast it may enqueue; DEFAULT_PRINCIPAL_LIMITS without. */
+  principalLimits?: PrincipalLimits;
+  /** A plaintext port serving health only, for probes that cannot speak TLS (health-server.ts); none without. 0 picks a free port. */
+  healthPort?: number;
 }
 
 /** A listening gRPC server and the controls its owner needs. */
 export interface GrpcServer {
   readonly port: number;
   readonly health: HealthState;
+  /** The plaintext health-only port; undefined when there is none. */
+  readonly healthPort: number | undefined;
   /** Sets the overall and per-service health (unless the server is shutting down). */
   setServing(isServing: boolean): void;
   /**
@@ -61,6 +71,8 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   const terminator = terminatorMiddleware();
   const security = serverSecurity(options.security, app.context.logger);
   const connections = options.connections ?? DEFAULT_CONNECTION_POLICY;
+  // The enqueue rate reads the application's clock, so a test's ManualClock drives it.
+  const usage = new PrincipalUsage(options.principalLimits ?? DEFAULT_PRINCIPAL_LIMITS, app.context.clock);
   const server = createServer({
     // Hands the verified client certificate, which only grpc-js sees, to the auth middleware.
     interceptors: [peerIdentityInterceptor],
@@ -72,10 +84,12 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       'grpc.max_connection_age_ms': connections.maxAgeMs,
       'grpc.max_connection_age_grace_ms': connections.maxAgeGraceMs,
     }),
+    ...(connections.maxStreams > 0 && { 'grpc.max_concurrent_streams': connections.maxStreams }),
   })
     .use(errorDetailsServerMiddleware)
     .use(ojsServerMiddleware(app.context.logger, options.serverVersion))
     .use(security.middleware)
+    .use(limitsMiddleware(usage))
     .use(terminator);
 
   const health = HealthState();
@@ -86,8 +100,10 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   server.add(guardDecoding(OperatorServiceDefinition), operatorService);
   server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
   const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
-  for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
-    server.add(definition, implementation);
+  if (options.security?.reflectionAccess !== 'off') {
+    for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
+      server.add(definition, implementation);
+    }
   }
 
   // Pings are policed on the monotonic clock of the network, not the application's (a test's ManualClock stands still).
@@ -98,7 +114,11 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       () => performance.now(),
       () => app.context.logger.warn({ peer: session.socket?.remoteAddress }, 'closed a connection that pinged too often (too_many_pings)'),
     );
-  const port = await listenWatchingSessions(() => server.listen(`${options.host}:${options.port}`, security.credentials), policing).catch(
+  const onSession = (session: ServerHttp2Session): void => {
+    policing(session);
+    usage.watch(session);
+  };
+  const port = await listenWatchingSessions(() => server.listen(`${options.host}:${options.port}`, security.credentials), onSession).catch(
     (error: unknown) => {
       security.close();
       throw error;
@@ -112,8 +132,24 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
     for (const service of ojsServices) health.setStatus(status, service);
   };
   setStatus('healthy');
+  health.setStatus('healthy', LIVENESS_SERVICE);
+  const healthServer =
+    options.healthPort === undefined
+      ? undefined
+      : await startHealthServer({
+          host: options.host,
+          port: options.healthPort,
+          health,
+          logger: app.context.logger,
+          serverVersion: options.serverVersion,
+        }).catch((error: unknown) => {
+          server.forceShutdown();
+          security.close();
+          throw error;
+        });
   return {
     port,
+    healthPort: healthServer?.port,
     health,
     setServing(isServing: boolean): void {
       if (!isShuttingDown) setStatus(isServing ? 'healthy' : 'unhealthy');
@@ -134,6 +170,8 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       if ((await Promise.race([drained, timedOut])) === 'timeout') server.forceShutdown();
       clearTimeout(timer);
       security.close();
+      // Last: probes see NOT_SERVING (not a refused connection) for as long as the drain lasts.
+      healthServer?.stop();
     },
   };
 }

@@ -6,15 +6,34 @@ import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_servi
 import { REFLECTION_METHOD_PATHS } from './reflection';
 
 /**
- * Who may call a method: OPEN for anyone, authenticated or not (health
- * checks from kubelets and load balancers, reflection for grpcurl and buf
- * curl, which reveal only the public contract), otherwise the roles that
- * may. The admin role may call everything; it is listed on each rule so
- * that the table reads whole.
+ * Who may call a method: 'open' for anyone, authenticated or not,
+ * 'authenticated' for any principal the auth file knows, whatever its
+ * roles, otherwise the roles that may. The admin role may call everything;
+ * it is listed on each rule so that the table reads whole.
  */
-export type MethodRule = 'open' | readonly Role[];
+export type MethodRule = 'open' | 'authenticated' | readonly Role[];
+
+/** Who may check health on the main port. The plaintext health port (health-server.ts) is open whatever this says. */
+export type HealthAccess = 'open' | 'authenticated';
+/** Who may use reflection; 'off' does not serve it at all. */
+export type ReflectionAccess = 'open' | 'authenticated' | 'off';
+
+/**
+ * Who may use the services that are not the job queue's. Both are open by
+ * default: health checks come from kubelets and load balancers that carry
+ * no credentials, and reflection (for grpcurl and buf curl) reveals only the
+ * public contract. A deployment that wants to reveal nothing to strangers
+ * closes them (README "Security").
+ */
+export interface OpenServiceAccess {
+  health: HealthAccess;
+  reflection: ReflectionAccess;
+}
+
+export const DEFAULT_OPEN_SERVICE_ACCESS: OpenServiceAccess = { health: 'open', reflection: 'open' };
 
 const OPEN = 'open';
+const AUTHENTICATED = 'authenticated';
 const PRODUCERS: readonly Role[] = ['producer', 'operator', 'admin'];
 /** Reading a job's envelope or waiting for its result: what producers do after Enqueue, and operators and readers inspect. */
 const JOB_READERS: readonly Role[] = ['producer', 'operator', 'reader', 'admin'];
@@ -32,13 +51,8 @@ function rulesOf<D extends ServiceDefinition>(definition: D, rules: Record<keyof
   return Object.entries(definition.methods).map(([key, method]) => [`/${definition.fullName}/${method.name}`, rules[key]!]);
 }
 
-/**
- * The authorisation table: every method the server serves, by its full
- * path, and who may call it. A path missing here is refused to everyone
- * (test/security/method-rules.test.ts walks the methods reflection lists
- * to keep it complete).
- */
-export const METHOD_RULES: ReadonlyMap<string, MethodRule> = new Map([
+/** The job queue's methods: who may call each is fixed. */
+const OJS_RULES: [string, MethodRule][] = [
   ...rulesOf(JobServiceDefinition, {
     enqueue: PRODUCERS,
     getJob: JOB_READERS,
@@ -72,18 +86,27 @@ export const METHOD_RULES: ReadonlyMap<string, MethodRule> = new Map([
     resumeQueue: OPERATORS,
     getQueueStats: READERS,
   }),
-  ...rulesOf(HealthDefinition, { check: OPEN, watch: OPEN }),
-  // Reflection lists List (the descriptor set holds the whole health proto); grpc-js answers it UNIMPLEMENTED.
-  ['/grpc.health.v1.Health/List', OPEN],
-  ...REFLECTION_METHOD_PATHS.map((path): [string, MethodRule] => [path, OPEN]),
-]);
+];
 
-/** The rule of the method at `path`; undefined for a path the table does not know (refused). */
-export function ruleOf(path: string): MethodRule | undefined {
-  return METHOD_RULES.get(path);
+/**
+ * The authorisation table: every method the server serves, by its full
+ * path, and who may call it. A path missing here is refused to everyone
+ * (test/security/method-rules.test.ts walks the methods reflection lists
+ * to keep it complete). Reflection turned off has no rules: it is not served.
+ */
+export function methodRules(access: OpenServiceAccess = DEFAULT_OPEN_SERVICE_ACCESS): ReadonlyMap<string, MethodRule> {
+  const health: MethodRule = access.health === 'open' ? OPEN : AUTHENTICATED;
+  const reflection: MethodRule = access.reflection === 'open' ? OPEN : AUTHENTICATED;
+  return new Map([
+    ...OJS_RULES,
+    ...rulesOf(HealthDefinition, { check: health, watch: health }),
+    // Reflection lists List (the descriptor set holds the whole health proto); grpc-js answers it UNIMPLEMENTED.
+    ['/grpc.health.v1.Health/List', health],
+    ...(access.reflection === 'off' ? [] : REFLECTION_METHOD_PATHS.map((path): [string, MethodRule] => [path, reflection])),
+  ]);
 }
 
-/** Whether `principal` holds one of the roles `rule` allows. */
-export function isAllowed(rule: readonly Role[], principal: Principal): boolean {
-  return rule.some((role) => principal.roles.has(role));
+/** Whether `principal` may call a method whose rule is `rule` (any principal may when it asks only for one). */
+export function isAllowed(rule: Exclude<MethodRule, 'open'>, principal: Principal): boolean {
+  return rule === AUTHENTICATED || rule.some((role) => principal.roles.has(role));
 }

@@ -1,5 +1,5 @@
 import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-grpc';
-import { invalidRequest } from '../../domain/errors';
+import { invalidRequest, OjsError } from '../../domain/errors';
 import type { Logger } from '../../app/ports';
 import { toClientError } from './error-mapping';
 import { UndecodableRequest } from './guarded-decoding';
@@ -7,7 +7,8 @@ import { UndecodableRequest } from './guarded-decoding';
 /**
  * Wraps every call: echoes x-ojs-request-id and announces the server version
  * (ojs-grpc-binding section 9), refuses requests whose bytes did not decode,
- * and turns whatever a handler throws into the client-facing error.
+ * and turns whatever a handler throws into the client-facing error (with a
+ * retry-after trailer when the error says how long to wait).
  */
 export function ojsServerMiddleware(logger: Logger, serverVersion: string): ServerMiddleware {
   return async function* ojsMiddleware<Request, Response>(call: ServerMiddlewareCall<Request, Response>, context: CallContext) {
@@ -17,6 +18,9 @@ export function ojsServerMiddleware(logger: Logger, serverVersion: string): Serv
     try {
       return yield* call.next(call.requestStream ? decodedStream(call.request) : decoded(call.request), context);
     } catch (error) {
+      // ojs-grpc-binding 9.3: the wait in seconds, for clients that read metadata rather than google.rpc.RetryInfo.
+      if (error instanceof OjsError && error.retryDelayMs !== undefined)
+        context.trailer.set('retry-after', (error.retryDelayMs / 1_000).toFixed(3));
       throw toClientError(error, call.method.path, logger);
     }
   };

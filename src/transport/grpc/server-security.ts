@@ -4,6 +4,7 @@ import { ReloadingFiles } from '../../../lib/reloading-files';
 import type { Logger } from '../../app/ports';
 import { parseAuthFile } from './auth-file';
 import { authMiddleware } from './auth-middleware';
+import { DEFAULT_OPEN_SERVICE_ACCESS, methodRules, type HealthAccess, type ReflectionAccess } from './method-rules';
 import type { PrincipalDirectory } from './principal-directory';
 import { reloadingTlsCredentials, type TlsFiles } from './tls-credentials';
 
@@ -14,6 +15,10 @@ export interface SecurityOptions {
   tls?: TlsFiles;
   /** The principals (auth-file.ts); when set, every call but health and reflection needs one. */
   authFile?: string;
+  /** Whether health checks on the main port need a principal (with an auth file); default open. */
+  healthAccess?: HealthAccess;
+  /** Whether reflection needs a principal (with an auth file) or is not served; default open. */
+  reflectionAccess?: ReflectionAccess;
   /** How often the TLS and auth files are read again to pick up a rotation. */
   reloadIntervalMs: number;
 }
@@ -29,25 +34,37 @@ export interface ServerSecurity {
 export function serverSecurity(options: SecurityOptions | undefined, logger: Logger): ServerSecurity {
   const tls = options?.tls === undefined ? undefined : reloadingTlsCredentials(options.tls, options.reloadIntervalMs, logger);
   const authFile = options?.authFile;
-  const principals =
-    authFile === undefined
-      ? undefined
-      : new ReloadingFiles<PrincipalDirectory>({
-          paths: [authFile],
-          parse: ([text]) => parseAuthFile(text!.toString('utf8')),
-          intervalMs: options!.reloadIntervalMs,
-          onReload: (directory) => logger.info({ authFile, principals: directory.size }, 'auth file reloaded'),
-          onError: (error) =>
-            logger.error({ err: error, authFile }, 'auth file changed but is not usable; keeping the previous principals'),
-        });
+  const principals = authFile === undefined ? undefined : reloadingPrincipals(authFile, options!.reloadIntervalMs, logger);
   return {
     credentials: tls?.credentials ?? ServerCredentials.createInsecure(),
-    middleware: authMiddleware(principals === undefined ? undefined : () => principals.value),
+    middleware: authMiddleware(
+      principals === undefined ? undefined : () => principals.value,
+      methodRules({
+        health: options?.healthAccess ?? DEFAULT_OPEN_SERVICE_ACCESS.health,
+        reflection: options?.reflectionAccess ?? DEFAULT_OPEN_SERVICE_ACCESS.reflection,
+      }),
+    ),
     close(): void {
       tls?.close();
       principals?.close();
     },
   };
+}
+
+/**
+ * The principals of the auth file, read now (throwing when it is not usable)
+ * and again every `intervalMs`; a changed file that does not parse is logged
+ * and the previous principals stay. The dashboard's HTTP port reads the same
+ * file this way, so both transports know the same principals.
+ */
+export function reloadingPrincipals(authFile: string, intervalMs: number, logger: Logger): ReloadingFiles<PrincipalDirectory> {
+  return new ReloadingFiles<PrincipalDirectory>({
+    paths: [authFile],
+    parse: ([text]) => parseAuthFile(text!.toString('utf8')),
+    intervalMs,
+    onReload: (directory) => logger.info({ authFile, principals: directory.size }, 'auth file reloaded'),
+    onError: (error) => logger.error({ err: error, authFile }, 'auth file changed but is not usable; keeping the previous principals'),
+  });
 }
 
 /**

@@ -182,13 +182,13 @@ describe('JobCommands', () => {
     });
   });
 
-  describe('listQueues', () => {
+  describe('listing queues', () => {
     it('counts the jobs of each queue by state, in name order', async () => {
       await h.enqueue({ queue: 'mail' });
       await h.enqueue({ queue: 'mail' }, { pending: true });
       await h.enqueue({ queue: 'billing' });
 
-      const page = await h.app.jobs.listQueues({ limit: 10 });
+      const page = await h.app.queues.list(ANONYMOUS, { limit: 10 });
 
       expect(page.items.map((q) => [q.queue, q.available, q.pending])).toEqual([
         ['billing', 1, 0],

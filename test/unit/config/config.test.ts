@@ -54,10 +54,35 @@ describe('configuration', () => {
   });
 
   it('keeps connections for ever and polices pings 5 s apart by default, and reads the connection policy', () => {
-    expect(loadConfig({}, []).connections).toEqual({ maxAgeMs: 0, maxAgeGraceMs: 30_000, minPingIntervalMs: 5_000 });
+    expect(loadConfig({}, []).connections).toEqual({ maxAgeMs: 0, maxAgeGraceMs: 30_000, minPingIntervalMs: 5_000, maxStreams: 1_000 });
     expect(
       loadConfig({ OJS_MAX_CONNECTION_AGE: '10m' }, ['--max-connection-age-grace', '5s', '--min-ping-interval', '0s']).connections,
-    ).toEqual({ maxAgeMs: 600_000, maxAgeGraceMs: 5_000, minPingIntervalMs: 0 });
+    ).toEqual({ maxAgeMs: 600_000, maxAgeGraceMs: 5_000, minPingIntervalMs: 0, maxStreams: 1_000 });
+  });
+
+  it('bounds streams and connections per principal by default with no enqueue rate, and reads every per-principal limit', () => {
+    expect(loadConfig({}, []).principalLimits).toEqual({
+      maxStreams: 10_000,
+      maxConnections: 1_000,
+      enqueueRatePerSecond: 0,
+      enqueueBurst: 0,
+    });
+    const config = loadConfig({ OJS_ENQUEUE_RATE: '0.5', OJS_MAX_STREAMS_PER_CONNECTION: '0' }, [
+      '--max-streams-per-principal',
+      '20',
+      '--max-connections-per-principal',
+      '3',
+      '--enqueue-burst',
+      '10',
+    ]);
+    expect(config.principalLimits).toEqual({ maxStreams: 20, maxConnections: 3, enqueueRatePerSecond: 0.5, enqueueBurst: 10 });
+    expect(config.connections.maxStreams).toBe(0);
+    const error = thrownBy(() => loadConfig({ OJS_ENQUEUE_RATE: 'fast', OJS_MAX_STREAMS_PER_PRINCIPAL: '-1' }, ['--enqueue-burst', '1.5']));
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringContaining('OJS_ENQUEUE_RATE'),
+      expect.stringContaining('OJS_MAX_STREAMS_PER_PRINCIPAL'),
+      expect.stringContaining('OJS_ENQUEUE_BURST'),
+    ]);
   });
 
   it('reads how Redis is probed and how long its commands may take', () => {
@@ -75,6 +100,30 @@ describe('configuration', () => {
     expect(config.backend).toMatchObject({ kind: 'redis', pingIntervalMs: 250, pingTimeoutMs: 2_000, commandTimeoutMs: 10_000 });
     const error = thrownBy(() => loadConfig({ OJS_REDIS_COMMAND_TIMEOUT: 'never' }, []));
     expect((error as ConfigError).problems).toEqual([expect.stringContaining('OJS_REDIS_COMMAND_TIMEOUT (--redis-command-timeout)')]);
+  });
+
+  it('serves no health port and leaves health and reflection open by default, and reads how to close them', () => {
+    const defaults = loadConfig({}, []);
+    expect(defaults.healthPort).toBeUndefined();
+    expect(defaults.security).toMatchObject({ healthAccess: 'open', reflectionAccess: 'open' });
+    const config = loadConfig({ OJS_HEALTH_PORT: '9091', OJS_AUTH_FILE: '/etc/ojs/auth/tokens.json', OJS_REFLECTION: 'off' }, [
+      '--health-auth',
+      'authenticated',
+    ]);
+    expect(config.healthPort).toBe(9091);
+    expect(config.security).toMatchObject({ healthAccess: 'authenticated', reflectionAccess: 'off' });
+    expect(loadConfig({}, ['--port', '0', '--health-port', '0']).healthPort).toBe(0);
+  });
+
+  it('refuses a health port that is the main port, unknown access, and access for principals without an auth file', () => {
+    const error = thrownBy(() =>
+      loadConfig({ OJS_HEALTH_PORT: '9090', OJS_REFLECTION: 'authenticated', OJS_HEALTH_AUTH: 'closed' }, []),
+    ) as ConfigError;
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^OJS_HEALTH_AUTH \(--health-auth\) must be one of open, authenticated, got "closed"/),
+      expect.stringMatching(/^OJS_REFLECTION \(--reflection\) authenticated needs OJS_AUTH_FILE/),
+      expect.stringMatching(/^OJS_HEALTH_PORT \(--health-port\) must differ from OJS_PORT/),
+    ]);
   });
 
   it('reports every problem at once', () => {

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../../src/config/config';
 import { projectRoot } from '../../../src/project-root';
+import { LIVENESS_SERVICE } from '../../../src/transport/grpc/health-server';
 
 const root = projectRoot();
 const read = (...path: string[]): string => readFileSync(join(root, ...path), 'utf8');
@@ -12,6 +14,7 @@ interface Container {
   image: string;
   imagePullPolicy?: string;
   env?: { name: string; value?: string; valueFrom?: unknown }[];
+  ports?: { name: string; containerPort: number }[];
   readinessProbe?: unknown;
   livenessProbe?: unknown;
   lifecycle?: { preStop?: unknown };
@@ -29,10 +32,11 @@ interface KubeObject {
       spec: {
         securityContext?: Record<string, unknown>;
         containers: Container[];
-        volumes?: { name: string; secret?: { secretName: string } }[];
+        volumes?: { name: string; secret?: { secretName: string; optional?: boolean; items?: unknown[] } }[];
       };
     };
     maxUnavailable?: number;
+    ports?: { name: string; port: number; targetPort: string }[];
   };
 }
 interface ComposeService {
@@ -45,6 +49,9 @@ const objects = parseAllDocuments(read('deploy', 'kubernetes', 'ojs.yaml')).map(
 const deployments = objects.filter((o) => o.kind === 'Deployment');
 const serverPod = deployments.find((d) => d.metadata.name === 'ojs-server')!.spec.template!;
 const server = serverPod.spec.containers[0]!;
+const workerPod = deployments.find((d) => d.metadata.name === 'ojs-worker')!.spec.template!;
+const worker = workerPod.spec.containers[0]!;
+const envOf = (container: Container, name: string) => container.env?.find((e) => e.name === name);
 
 /** The "Kubernetes and compose that work as written", checked without a cluster or a Docker engine. */
 describe('the Kubernetes manifest', () => {
@@ -72,11 +79,38 @@ describe('the Kubernetes manifest', () => {
   });
 
   it('takes a server out of rotation when its store is unreachable, and restarts it only when the process is gone', () => {
+    // Both probes ask the plaintext health port, which the manifest turns on: the main port speaks TLS.
+    const healthPort = Number(envOf(server, 'OJS_HEALTH_PORT')?.value);
+    expect(server.ports).toContainEqual({ name: 'health', containerPort: healthPort });
     // The overall health service ("") is NOT_SERVING while Redis is unreachable (grpc-server.ts).
-    expect(server.readinessProbe).toMatchObject({ grpc: { port: 9090, service: '' } });
-    // Every health service name follows the store, so liveness must not ask one.
-    expect(server.livenessProbe).toMatchObject({ tcpSocket: { port: 'grpc' } });
-    expect(server.livenessProbe).not.toHaveProperty('grpc');
+    expect(server.readinessProbe).toMatchObject({ grpc: { port: healthPort, service: '' } });
+    // Every other name follows the store, but for the one that says the process runs.
+    expect(server.livenessProbe).toMatchObject({ grpc: { port: healthPort, service: LIVENESS_SERVICE } });
+  });
+
+  it('keeps the health port out of the Service, which carries the TLS port only', () => {
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'ojs-server')!;
+    expect(service.spec.ports).toEqual([{ name: 'grpc', port: 9090, targetPort: 'grpc' }]);
+  });
+
+  it('gives the server an environment its configuration accepts, TLS and the health port included', () => {
+    const env = Object.fromEntries(server.env!.map((e) => [e.name, e.value ?? 'from-a-secret']));
+    const config = loadConfig(env, []);
+    expect(config.security.tls).toEqual({ certFile: '/etc/ojs/tls/tls.crt', keyFile: '/etc/ojs/tls/tls.key' });
+    expect(config).toMatchObject({ port: 9090, healthPort: 9091, backend: { kind: 'redis' } });
+  });
+
+  it('has workers speak TLS to the server, trusting only the CA of its Secret, with a token of their own', () => {
+    expect(envOf(worker, 'OJS_TLS_CA')?.value).toBe('/etc/ojs/tls/ca.crt');
+    expect(envOf(worker, 'OJS_TOKEN')).toEqual({
+      name: 'OJS_TOKEN',
+      valueFrom: { secretKeyRef: { name: 'ojs-worker-token', key: 'token' } },
+    });
+    expect(worker.volumeMounts).toEqual([{ name: 'server-ca', mountPath: '/etc/ojs/tls', readOnly: true }]);
+    // The server's key stays out of worker pods.
+    expect(workerPod.spec.volumes).toEqual([
+      { name: 'server-ca', secret: { secretName: 'ojs-server-tls', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    ]);
   });
 
   it('lets endpoints drop a stopping server before its drain, within the grace period', () => {
@@ -97,7 +131,7 @@ describe('the Kubernetes manifest', () => {
       { name: 'tls', mountPath: '/etc/ojs/tls', readOnly: true },
       { name: 'auth', mountPath: '/etc/ojs/auth', readOnly: true },
     ]);
-    expect(serverPod.spec.volumes?.map((v) => v.secret?.secretName)).toEqual(['ojs-server-tls', 'ojs-server-auth']);
+    expect(serverPod.spec.volumes?.map((v) => v.secret)).toEqual([{ secretName: 'ojs-server-tls' }, { secretName: 'ojs-server-auth' }]);
     // The TLS paths it documents match the Secret's mount and cert-manager's key names.
     const manifest = read('deploy', 'kubernetes', 'ojs.yaml');
     for (const [env, file] of [

@@ -1,8 +1,8 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
-import { Job } from '../../../gen/ojs/server/v1/job';
-import { JobFailure, sdkJobError, toJobError } from '../../../sdk/errors';
-import { ExecutionSpan, SDK_TRACER } from '../../../sdk/execution-span';
-import { activeTraceMeta, spanContextOf } from '../../../sdk/trace-context';
+import { Job } from '../../../packages/sdk/gen/ojs/server/v1/job';
+import { JobFailure, sdkJobError, toJobError } from '../../../packages/sdk/src/errors';
+import { ExecutionSpan, SDK_TRACER } from '../../../packages/sdk/src/execution-span';
+import { activeTraceMeta, spanContextOf } from '../../../packages/sdk/src/trace-context';
 import { RecordedSpans } from '../../sdk/recorded-spans';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

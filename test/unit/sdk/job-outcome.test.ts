@@ -1,13 +1,14 @@
-import { Job, JobState } from '../../../gen/ojs/server/v1/job';
-import { JobCancelledError, JobFailedError, JobWaitTimeoutError } from '../../../sdk';
-import { outcomeOf } from '../../../sdk/job-outcome';
+import { HandlerCode, Job as WireJob, JobState } from '../../../packages/sdk/gen/ojs/server/v1/job';
+import { JobCancelledError, JobFailedError, JobWaitTimeoutError } from '../../../packages/sdk/src';
+import { jobFromWire, type Job } from '../../../packages/sdk/src/job';
+import { outcomeOf } from '../../../packages/sdk/src/job-outcome';
 import { concatBytes, varintField } from '../../support/raw-protobuf';
 import { thrownBy } from '../../support/thrown';
 
 const ID = '019539a4-b68c-7def-8000-1a2b3c4d5e6f';
 
-const finished = (state: JobState, fields: Parameters<typeof Job.fromPartial>[0] = {}): Job =>
-  Job.fromPartial({ id: ID, type: 'report.build', state, ...fields });
+const finished = (state: JobState, fields: Parameters<typeof WireJob.fromPartial>[0] = {}): Job =>
+  jobFromWire(WireJob.fromPartial({ id: ID, type: 'report.build', state, ...fields }));
 
 describe('the outcome of a finished job', () => {
   it("is the handler's result when the job completed, whatever JSON it is", () => {
@@ -21,7 +22,7 @@ describe('the outcome of a finished job', () => {
         finished(JobState.JOB_STATE_DISCARDED, {
           attempt: 3,
           deadLetter: true,
-          error: { type: 'ledger.unreachable', message: 'timed out', attempt: 3 },
+          error: { type: 'ledger.unreachable', message: 'timed out', attempt: 3, code: HandlerCode.HANDLER_CODE_DEAD_LETTER },
           errors: [{ type: 'ledger.unreachable', message: 'refused', attempt: 1 }],
         }),
       ),
@@ -31,7 +32,7 @@ describe('the outcome of a finished job', () => {
       name: 'JobFailedError',
       jobId: ID,
       isDeadLetter: true,
-      error: { type: 'ledger.unreachable', attempt: 3 },
+      error: { type: 'ledger.unreachable', attempt: 3, code: 'dead_letter' },
     });
     expect((error as Error).message).toBe(
       `job ${ID} (report.build) was discarded into the dead letter set after attempt 3: ledger.unreachable: timed out`,
@@ -60,8 +61,9 @@ describe('the outcome of a finished job', () => {
   it('is no outcome for a job that has not finished', () => {
     expect((thrownBy(() => outcomeOf(finished(JobState.JOB_STATE_ACTIVE))) as Error).message).toBe(`job ${ID} is active, not finished`);
     // A state added to the contract after this SDK was built arrives as its number.
-    const fromNewerServer = Job.decode(concatBytes(Job.encode(finished(JobState.JOB_STATE_UNSPECIFIED)).finish(), varintField(20, 99n)));
-    expect((thrownBy(() => outcomeOf(fromNewerServer)) as Error).message).toBe(`job ${ID} is 99, not finished`);
+    const unspecified = WireJob.fromPartial({ id: ID, type: 'report.build' });
+    const fromNewerServer = WireJob.decode(concatBytes(WireJob.encode(unspecified).finish(), varintField(20, 99n)));
+    expect((thrownBy(() => outcomeOf(jobFromWire(fromNewerServer))) as Error).message).toBe(`job ${ID} is unrecognized, not finished`);
   });
 
   it('names the state a timed-out wait last saw, when it saw one', () => {

@@ -1,9 +1,9 @@
-import { HandlerCode } from '../../../gen/ojs/server/v1/job';
-import { Backoff } from '../../../sdk/backoff';
-import { pid1Warning } from '../../../sdk/container';
-import { failureForRefusedAck, failureForRefusedFail, JobFailure, sdkJobError, toJobError } from '../../../sdk/errors';
-import { compose, type Middleware } from '../../../sdk/middleware';
-import { resolveWorkerOptions } from '../../../sdk/worker-options';
+import { HandlerCode } from '../../../packages/sdk/gen/ojs/server/v1/job';
+import { Backoff } from '../../../packages/sdk/src/backoff';
+import { pid1Warning } from '../../../packages/sdk/src/container';
+import { failureForRefusedAck, failureForRefusedFail, JobFailure, sdkJobError, toJobError } from '../../../packages/sdk/src/errors';
+import { compose, type Middleware } from '../../../packages/sdk/src/middleware';
+import { resolveWorkerOptions } from '../../../packages/sdk/src/worker-options';
 
 describe('SDK building blocks', () => {
   it('chains middleware outermost first, each able to change the input and the result', async () => {

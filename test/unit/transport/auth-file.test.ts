@@ -32,6 +32,22 @@ describe('the auth file', () => {
     expect(directory.findByCertificate(['CN:workers'])).toBeUndefined();
   });
 
+  it('reads per-principal limits and refuses unknown or malformed ones', () => {
+    const directory = parseAuthFile(
+      JSON.stringify({
+        principals: [{ name: 'shop', roles: ['producer'], token_sha256: sha256('t'), limits: { max_streams: 5, enqueue_rate: 0.5 } }],
+      }),
+    );
+    expect(directory.findByToken('t')?.limits).toEqual({ maxStreams: 5, enqueueRatePerSecond: 0.5 });
+    const base = { name: 'shop', roles: ['producer'], token_sha256: sha256('t') };
+    expect(problemsOf({ principals: [{ ...base, limits: { max_streams: 1.5, enqueue_rate: -1, burst: 3 } }] })).toEqual([
+      'principals[0].limits.max_streams: expected a whole number, 0 or more',
+      'principals[0].limits.enqueue_rate: expected a number, 0 or more',
+      'principals[0].limits.burst: unknown limit (limits: max_streams, max_connections, enqueue_rate, enqueue_burst)',
+    ]);
+    expect(problemsOf({ principals: [{ ...base, limits: 3 }] })).toEqual(['principals[0].limits: expected an object']);
+  });
+
   it('reports every problem at once', () => {
     expect(problemsOf('{')[0]).toMatch(/^not JSON/);
     expect(problemsOf({ users: [] })).toEqual(['expected an object with a "principals" list']);

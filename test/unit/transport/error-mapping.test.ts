@@ -1,5 +1,5 @@
 import { Status } from 'nice-grpc';
-import { BadRequest, ErrorInfo } from 'nice-grpc-error-details';
+import { BadRequest, ErrorInfo, RetryInfo } from 'nice-grpc-error-details';
 import { OjsError, type ErrorCode } from '../../../src/domain/errors';
 import { ERROR_DOMAIN, STATUS_BY_CODE, toClientError, toRichServerError } from '../../../src/transport/grpc/error-mapping';
 import { RecordingLogger } from '../../support/silent-logger';
@@ -20,6 +20,7 @@ const EXPECTED: Record<ErrorCode, Status> = {
   unavailable: Status.UNAVAILABLE,
   backend_error: Status.INTERNAL,
   unauthenticated: Status.UNAUTHENTICATED,
+  rate_limited: Status.RESOURCE_EXHAUSTED,
 };
 
 describe('mapping OJS errors to gRPC', () => {
@@ -32,7 +33,7 @@ describe('mapping OJS errors to gRPC', () => {
     expect(info).toMatchObject({
       reason: code,
       domain: ERROR_DOMAIN,
-      metadata: { job_id: 'j1', retryable: String(code === 'unavailable' || code === 'queue_full') },
+      metadata: { job_id: 'j1', retryable: String(code === 'unavailable' || code === 'queue_full' || code === 'rate_limited') },
     });
   });
 
@@ -42,6 +43,12 @@ describe('mapping OJS errors to gRPC', () => {
     );
     const badRequest = error.extra.find((d) => d.$type === BadRequest.$type) as BadRequest;
     expect(badRequest.fieldViolations).toEqual([expect.objectContaining({ field: 'jobs[0].type', description: 'x' })]);
+  });
+
+  it('adds a RetryInfo detail with the delay when the error knows how long to wait, and none otherwise', () => {
+    const error = toRichServerError(new OjsError('rate_limited', 'slow down', { retryDelayMs: 2_250 }));
+    expect(error.extra.find((d) => d.$type === RetryInfo.$type)).toMatchObject({ retryDelay: { seconds: 2, nanos: 250_000_000 } });
+    expect(toRichServerError(new OjsError('rate_limited', 'slow down')).extra.some((d) => d.$type === RetryInfo.$type)).toBe(false);
   });
 
   it('reports an unexpected error as INTERNAL without its details, and logs it', () => {

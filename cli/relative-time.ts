@@ -1,0 +1,24 @@
+/** Seconds, minutes, hours, then days: the largest unit that fits at least once. */
+const UNITS: [suffix: string, ms: number][] = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+];
+
+/** `at` relative to `nowMs`, as an operator reads it: "3m ago", "in 2h", "now"; "-" when unset. */
+export function relativeTime(at: Date | undefined, nowMs: number): string {
+  if (at === undefined) return '-';
+  const diffMs = nowMs - at.getTime();
+  const magnitude = Math.abs(diffMs);
+  const unit = UNITS.find(([, ms]) => magnitude >= ms);
+  if (unit === undefined) return 'now';
+  const amount = `${Math.floor(magnitude / unit[1])}${unit[0]}`;
+  return diffMs > 0 ? `${amount} ago` : `in ${amount}`;
+}
+
+/** A duration in milliseconds, as relativeTime writes amounts ("3m", "850ms"). */
+export function shortDuration(ms: number): string {
+  const unit = UNITS.find(([, unitMs]) => ms >= unitMs);
+  return unit === undefined ? `${Math.round(ms)}ms` : `${Math.floor(ms / unit[1])}${unit[0]}`;
+}

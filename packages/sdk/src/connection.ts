@@ -1,0 +1,54 @@
+import { ChannelCredentials, createChannel, createClientFactory, Metadata, type Channel, type ClientMiddleware } from 'nice-grpc';
+import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
+import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
+import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
+
+/** One HTTP/2 connection to the server and the clients the SDK uses over it. */
+export interface Connection {
+  readonly channel: Channel;
+  readonly workers: WorkerServiceClient;
+  readonly jobs: JobServiceClient;
+  close(): void;
+}
+
+export interface ConnectionOptions {
+  /** host:port of the server (or of a load balancer in front of the replicas). */
+  address: string;
+  /** TLS credentials; plaintext by default. */
+  credentials?: ChannelCredentials;
+  /** A bearer token sent with every call (channel-security.ts decides whether it may go). */
+  token?: string | undefined;
+}
+
+/** Refusals arrive with the server's ErrorInfo, whose reason tells a full store from a too-large request. */
+const clients = createClientFactory().use(errorDetailsClientMiddleware);
+
+/**
+ * Opens a channel. It connects lazily and reconnects by itself; the keepalive
+ * pings let either side notice a dead peer on an idle connection.
+ */
+export function connect(options: ConnectionOptions): Connection {
+  const channel = createChannel(options.address, options.credentials ?? ChannelCredentials.createInsecure(), {
+    'grpc.keepalive_time_ms': 20_000,
+    'grpc.keepalive_timeout_ms': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  const factory = options.token === undefined ? clients : clients.use(bearerToken(options.token));
+  return {
+    channel,
+    workers: factory.create(WorkerServiceDefinition, channel),
+    jobs: factory.create(JobServiceDefinition, channel),
+    close: () => channel.close(),
+  };
+}
+
+/**
+ * Adds `authorization: Bearer <token>` to every call. A client middleware
+ * rather than grpc-js call credentials, which grpc-js refuses on a
+ * plaintext channel: a mesh sidecar may be what encrypts it.
+ */
+function bearerToken(token: string): ClientMiddleware {
+  const authorization = `Bearer ${token}`;
+  return (call, context) =>
+    call.next(call.request, { ...context, metadata: Metadata(context.metadata).set('authorization', authorization) });
+}

@@ -1,0 +1,19 @@
+/**
+ * The OJS TypeScript SDK: a Worker that speaks the worker protocol (each
+ * handler in an OpenTelemetry span that continues the job's trace), and a
+ * Producer that enqueues and waits for results. It stands on the generated
+ * contract (its own generated code, in gen/) alone. Jobs come out with their
+ * enums as names (`state: 'completed'`), the OJS specifications' names.
+ */
+export { Worker, type WorkerPhase } from './worker';
+export type { WorkerOptions } from './worker-options';
+export type { SecurityOptions, TlsOptions, Pem } from './channel-security';
+export type { JobContext, JobHandler } from './job-context';
+export type { ExecutionMiddleware } from './job-runner';
+export { Producer, type EnqueueMiddleware, type JobSpec, type ProducerOptions } from './producer';
+export { JobFailure, JobAborted, type AbortKind, type FailureCode } from './errors';
+export { JobFailedError, JobCancelledError, JobWaitTimeoutError } from './job-outcome';
+export type { ResultOptions } from './job-waiter';
+export type { Middleware } from './middleware';
+export type { Logger } from './logger';
+export type { Job, JobError, RetryPolicy, JobStateName, HandlerCodeName, OnExhaustionName } from './job';

@@ -1,0 +1,278 @@
+import { Status } from 'nice-grpc';
+import { uuidv7 } from 'uuidv7';
+import { Job as WireJob, type DeepPartial, type RetryPolicy as WireRetryPolicy } from '../gen/ojs/server/v1/job';
+import { resolveChannelSecurity, type SecurityOptions } from './channel-security';
+import { connect, type Connection } from './connection';
+import { jobFromWire, ON_EXHAUSTION_VALUES, type Job } from './job';
+import { outcomeOf } from './job-outcome';
+import { waitUntilFinished, type ResultOptions } from './job-waiter';
+import { compose, type Middleware } from './middleware';
+import { isSizeRefusal } from './refusals';
+import { activeTraceMeta } from './trace-context';
+import { hasStatus, retryWhileUnreachable } from './unreachable';
+
+/**
+ * What a producer sets on a job: its type, and whatever else it needs (the
+ * envelope's fields the server keeps; those it sets, such as state, errors
+ * and result, are not a producer's to send).
+ */
+export type JobSpec = DeepPartial<Omit<WireJob, 'state' | 'error' | 'errors' | 'retry'>> & {
+  type: string;
+  retry?: DeepPartial<Omit<WireRetryPolicy, 'onExhaustion'>> & { onExhaustion?: keyof typeof ON_EXHAUSTION_VALUES };
+};
+
+/** Enqueue middleware: sees (and may change) every job before it is sent; resolves with the stored envelope. */
+export type EnqueueMiddleware = Middleware<JobSpec, Job>;
+
+/**
+ * Most jobs in one Enqueue call: the server refuses more (INVALID_ARGUMENT).
+ * An enqueueAll is atomic, so a larger one cannot be split.
+ */
+const MAX_ENQUEUE_BATCH = 1_000;
+/** The longest wait one WaitForJob call may ask for (the server's limit). */
+const MAX_RESULT_CALL_WAIT_MS = 3_600_000;
+
+export interface ProducerOptions extends SecurityOptions {
+  /** host:port of the server. Default: OJS_SERVER, else 127.0.0.1:9090. */
+  address?: string;
+  /** Most jobs in one coalesced Enqueue call, from 1 to 1,000. Default 500. */
+  maxBatch?: number;
+  /** How many times a call is tried again while the server is unreachable. Default 5. */
+  retries?: number;
+  /**
+   * Longest one WaitForJob call of `result()` waits on the server before it
+   * answers and is made again, in milliseconds, up to an hour. Default 30 s
+   * (the server's own default); lower it behind a proxy that cuts calls
+   * idle for less.
+   */
+  resultCallWaitMs?: number;
+}
+
+interface Waiting {
+  spec: WireJob;
+  resolve: (job: Job) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Enqueues jobs. Jobs enqueued one by one in the same tick of the event loop
+ * travel in one Enqueue call (a unary call costs the server far more than a
+ * job in it), each caller still getting its own stored envelope or error.
+ * Every job gets a client-side UUIDv7 id unless it has one, which makes a
+ * retried call safe: a job the server already took is not stored twice.
+ * A job enqueued while a span is active carries its trace context. And
+ * `result()` waits for a job to finish.
+ */
+export class Producer {
+  private readonly connection: Connection;
+  private readonly middleware: EnqueueMiddleware[] = [];
+  private waiting: Waiting[] = [];
+  private isFlushScheduled = false;
+  private readonly maxBatch: number;
+  private readonly retries: number;
+  private readonly resultCallWaitMs: number;
+
+  constructor(options: ProducerOptions = {}) {
+    this.maxBatch = options.maxBatch ?? 500;
+    if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1 || this.maxBatch > MAX_ENQUEUE_BATCH)
+      throw new RangeError(`maxBatch must be a whole number from 1 to ${MAX_ENQUEUE_BATCH} (the server's limit), got ${this.maxBatch}`);
+    this.retries = options.retries ?? 5;
+    this.resultCallWaitMs = options.resultCallWaitMs ?? 30_000;
+    if (!Number.isInteger(this.resultCallWaitMs) || this.resultCallWaitMs < 1 || this.resultCallWaitMs > MAX_RESULT_CALL_WAIT_MS)
+      throw new RangeError(
+        `resultCallWaitMs must be a whole number of milliseconds from 1 to ${MAX_RESULT_CALL_WAIT_MS} (the server's limit), got ${this.resultCallWaitMs}`,
+      );
+    const address = options.address ?? process.env['OJS_SERVER'] ?? '127.0.0.1:9090';
+    this.connection = connect({ address, ...resolveChannelSecurity(address, options) });
+  }
+
+  /** Adds enqueue middleware; the first added runs outermost. */
+  use(middleware: EnqueueMiddleware): this {
+    this.middleware.push(middleware);
+    return this;
+  }
+
+  /** Enqueues one job; resolves with the stored envelope. */
+  enqueue(spec: JobSpec): Promise<Job> {
+    return compose(this.middleware, (job: JobSpec) => this.batched(job))(spec);
+  }
+
+  /**
+   * Enqueues jobs atomically in one call: all are stored, or none. Each job
+   * goes through the middleware; one that a middleware does not pass on is
+   * left out of the call. At most 1,000 jobs (the server's limit on one
+   * call): more are refused before anything is sent.
+   */
+  async enqueueAll(specs: readonly JobSpec[]): Promise<Job[]> {
+    if (specs.length > MAX_ENQUEUE_BATCH)
+      throw new RangeError(
+        `enqueueAll takes at most ${MAX_ENQUEUE_BATCH} jobs (the server's limit on one Enqueue), got ${specs.length}; ` +
+          'an atomic batch cannot be split: use enqueue() for jobs that need not be stored together',
+      );
+    if (this.middleware.length === 0) return this.send(specs.map(toJob));
+    const passed = new Map<number, WireJob>();
+    const position = new Map<number, number>();
+    const stored = deferred<Job[]>();
+    const reached = specs.map(() => deferred<void>());
+    const chains = specs.map((spec, i) =>
+      compose(this.middleware, async (job: JobSpec) => {
+        passed.set(i, toJob(job));
+        reached[i]!.resolve();
+        return (await stored.promise)[position.get(i)!]!;
+      })(spec),
+    );
+    for (const chain of chains) chain.catch(() => {}); // surfaced by the Promise.all below
+    // Each job reaches the end of its chain, or its middleware settles without passing it on.
+    await Promise.all(chains.map((chain, i) => Promise.race([reached[i]!.promise, chain.then(noop, noop)])));
+    const order = [...passed.keys()].toSorted((a, b) => a - b);
+    order.forEach((index, at) => position.set(index, at));
+    try {
+      stored.resolve(await this.send(order.map((index) => passed.get(index)!)));
+    } catch (error) {
+      stored.reject(error);
+      throw error;
+    }
+    return Promise.all(chains);
+  }
+
+  /**
+   * Waits for a job to finish and resolves with its result, the value its
+   * handler returned (Temporal's `handle.result()`, BullMQ's
+   * `job.waitUntilFinished()`). Rejects with a JobFailedError carrying the
+   * last error when the job was discarded, with a JobCancelledError when it
+   * was cancelled, with a JobWaitTimeoutError when `timeoutMs` passes first,
+   * and with the signal's reason when `signal` aborts. Takes the job's id or
+   * the job `enqueue` resolved with. The server is asked with WaitForJob,
+   * which answers as soon as the job finishes, on whichever replica it
+   * finished; a job the server no longer holds (never enqueued, or removed
+   * after its retention period) is refused with NOT_FOUND.
+   *
+   * ```ts
+   * const job = await producer.enqueue({ type: 'report.build', args: [42] });
+   * const report = await producer.result(job, { timeoutMs: 60_000 });
+   * ```
+   */
+  async result(job: string | Pick<Job, 'id'>, options: ResultOptions = {}): Promise<unknown> {
+    const jobId = typeof job === 'string' ? job : job.id;
+    const finished = await waitUntilFinished(this.connection.jobs, jobId, options, {
+      retries: this.retries,
+      callWaitMs: this.resultCallWaitMs,
+    });
+    return outcomeOf(finished);
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+
+  private batched(spec: JobSpec): Promise<Job> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ spec: toJob(spec), resolve, reject });
+      if (this.waiting.length >= this.maxBatch) this.flush();
+      else if (!this.isFlushScheduled) {
+        this.isFlushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.isFlushScheduled = false;
+    const batch = this.waiting;
+    this.waiting = [];
+    if (batch.length > 0) void this.sendBatch(batch);
+  }
+
+  /**
+   * One call for the batch. Enqueue is all-or-none, so when the server
+   * refuses the batch for one bad job (or for its size), each job is sent on
+   * its own and only the bad one fails.
+   */
+  private async sendBatch(batch: Waiting[]): Promise<void> {
+    try {
+      const stored = await this.send(batch.map((w) => w.spec));
+      batch.forEach((w, i) => w.resolve(stored[i]!));
+    } catch (error) {
+      if (!mayPassAlone(error) || batch.length === 1) {
+        for (const w of batch) w.reject(error);
+        return;
+      }
+      await Promise.all(batch.map((w) => this.sendBatch([w])));
+    }
+  }
+
+  /** Sends, retrying while the server is unreachable. */
+  private async send(jobs: WireJob[]): Promise<Job[]> {
+    const stored = await retryWhileUnreachable((isRetry) => this.tryEnqueue(jobs, isRetry), { retries: this.retries });
+    return stored.map(jobFromWire);
+  }
+
+  /**
+   * One Enqueue call. A retry that finds the ids taken may follow a try
+   * that was stored but whose answer was lost: Enqueue is all-or-none, so
+   * then every id is there, and the stored jobs are the answer. When only
+   * some are, they are another producer's jobs and the refusal stands.
+   */
+  private async tryEnqueue(jobs: WireJob[], isRetry: boolean): Promise<WireJob[]> {
+    try {
+      return (await this.connection.jobs.enqueue({ jobs, pending: false })).jobs;
+    } catch (error) {
+      if (!isRetry || !hasStatus(error, Status.ALREADY_EXISTS)) throw error;
+      const stored = (await Promise.all(jobs.map((job) => this.storedJob(job.id)))).filter((job) => job !== undefined);
+      if (stored.length < jobs.length) throw error;
+      return stored;
+    }
+  }
+
+  /** The job the server holds under `id`, or undefined if it holds none. */
+  private async storedJob(id: string): Promise<WireJob | undefined> {
+    try {
+      return (await this.connection.jobs.getJob({ jobId: id })).job;
+    } catch (error) {
+      if (hasStatus(error, Status.NOT_FOUND)) return undefined;
+      throw error;
+    }
+  }
+}
+
+/**
+ * Whether jobs of a refused batch may pass on their own: the server refused
+ * one job's content (INVALID_ARGUMENT), its id (ALREADY_EXISTS) or its size,
+ * or the size of the whole call, but not a full store.
+ */
+function mayPassAlone(error: unknown): boolean {
+  return hasStatus(error, Status.INVALID_ARGUMENT) || hasStatus(error, Status.ALREADY_EXISTS) || isSizeRefusal(error);
+}
+
+/**
+ * The job as sent: the spec with a client-side id unless it has one, and
+ * the caller's active trace context in meta unless it carries a traceparent
+ * of its own (ojs-distributed-tracing 6.1), so that the job's spans join the
+ * caller's trace. A tracestate belongs to its traceparent: it is replaced
+ * (or dropped) with it.
+ */
+function toJob(spec: JobSpec): WireJob {
+  const { retry, ...rest } = spec;
+  const onExhaustion = retry?.onExhaustion === undefined ? undefined : ON_EXHAUSTION_VALUES[retry.onExhaustion];
+  const job = WireJob.fromPartial({ ...rest, retry: retry === undefined ? undefined : { ...retry, onExhaustion } });
+  if (job.id === '') job.id = uuidv7();
+  const trace = job.meta?.['traceparent'] === undefined ? activeTraceMeta() : undefined;
+  if (trace !== undefined) {
+    const { tracestate: _replaced, ...meta } = job.meta ?? {};
+    job.meta = { ...meta, ...trace };
+  }
+  return job;
+}
+
+function noop(): void {}
+
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(noop); // a rejection is also thrown to the caller of enqueueAll
+  return { promise, resolve, reject };
+}

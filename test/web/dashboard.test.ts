@@ -1,0 +1,120 @@
+import type { Page } from 'playwright-core';
+import { JobState } from '../../gen/ojs/server/v1/job';
+import { HandlerCode } from '../../gen/ojs/server/v1/job';
+import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
+import { DashboardBrowser, screenshot } from '../support/dashboard-browser';
+import { enqueue, getJob } from '../support/jobs';
+import { TestServer, type Clients } from '../support/test-server';
+import { TestWorker } from '../support/test-worker';
+import { WorkerProcess } from '../support/worker-process';
+
+jest.setTimeout(60_000);
+
+/** Waits until the element `selector` names shows exactly `text` (the page updates itself; nothing reloads it). */
+async function shows(page: Page, selector: string, text: string | RegExp): Promise<void> {
+  const wanted = typeof text === 'string' ? new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) : text;
+  await page.locator(selector).filter({ hasText: wanted }).first().waitFor({ timeout: 15_000 });
+}
+
+describe('the web dashboard', () => {
+  let server: TestServer;
+  let clients: Clients;
+  let browser: DashboardBrowser;
+  let url: string;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    server = await TestServer.start({ dashboardPort: 0, runMaintenance: true });
+    clients = server.connect();
+    browser = await DashboardBrowser.launch();
+    url = `http://127.0.0.1:${server.server.dashboard!.port}/`;
+  });
+  afterAll(async () => {
+    await worker?.stop('SIGTERM');
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('shows queue counts and worker totals that change as a real worker processes jobs', async () => {
+    await enqueue(clients, ...[1, 2, 3].map((n) => ({ type: 'test.echo', queue: 'web-live', args: [n] })));
+    const page = await browser.open(url);
+    await shows(page, 'tr[data-queue="web-live"] td[data-state="available"]', '3');
+    await shows(page, 'tr[data-queue="web-live"] td[data-state="completed"]', '0');
+
+    worker = await WorkerProcess.start(server.address, { OJS_QUEUES: 'web-live' });
+    await shows(page, 'tr[data-queue="web-live"] td[data-state="completed"]', '3');
+    await shows(page, 'tr[data-queue="web-live"] td[data-state="available"]', '0');
+    await shows(page, '[data-testid="workers-total"]', '1');
+    await shows(page, '[data-testid="throughput-totals"]', /3 completed/);
+    await screenshot(page, 'overview');
+
+    await page.getByRole('link', { name: 'Queues' }).click();
+    await shows(page, 'tr[data-queue="web-live"] td', 'running');
+    await page.getByRole('button', { name: 'Pause queue web-live' }).click();
+    await shows(page, 'tr[data-queue="web-live"] td', 'paused');
+    expect((await clients.operator.getQueueStats({ queue: 'web-live' })).queue?.paused).toBe(true);
+    await screenshot(page, 'queues');
+    await page.getByRole('button', { name: 'Resume queue web-live' }).click();
+    await shows(page, 'tr[data-queue="web-live"] td', 'running');
+    await page.close();
+  });
+
+  it('tells a worker to go quiet when Quiet is clicked, which the worker sees on its Beat stream', async () => {
+    const testWorker = await TestWorker.register(clients, { queues: ['web-quiet'], labels: ['web-fleet'] });
+    const beat = testWorker.openBeat();
+    try {
+      expect((await beat.beat()).state).toBe(WorkerState.WORKER_STATE_RUNNING);
+      const page = await browser.open(`${url}#/workers`);
+      const row = `tr[data-worker="${testWorker.workerId}"]`;
+      await shows(page, `${row} td[data-field="state"]`, 'running');
+      await screenshot(page, 'workers');
+
+      await page.getByRole('button', { name: `Quiet worker ${testWorker.workerId}` }).click();
+      // The server pushes the directive on the worker's open Beat stream: a worker told so stops fetching.
+      await beat.responses.nextMatching((response) => response.state === WorkerState.WORKER_STATE_QUIET);
+      await shows(page, `${row} td[data-field="desired-state"]`, 'quiet');
+      // The worker reports reaching it; the page follows from the event stream.
+      await beat.beat(WorkerState.WORKER_STATE_QUIET);
+      await shows(page, `${row} td[data-field="state"]`, 'quiet');
+
+      await page.getByLabel('Label', { exact: true }).selectOption('web-fleet');
+      await page.getByRole('button', { name: 'Resume label' }).click();
+      await beat.responses.nextMatching((response) => response.state === WorkerState.WORKER_STATE_RUNNING);
+      await shows(page, `${row} td[data-field="desired-state"]`, 'running');
+      await page.close();
+    } finally {
+      beat.close();
+    }
+  });
+
+  it('retries selected dead-letter jobs, which leave the dead letter', async () => {
+    const jobs = await enqueue(clients, ...[1, 2].map((n) => ({ type: 'test.doomed', queue: 'web-dead', args: [n] })));
+    const testWorker = await TestWorker.register(clients, { queues: ['web-dead'] });
+    const fetch = testWorker.openFetch();
+    try {
+      let failed = 0;
+      while (failed < jobs.length) {
+        for (const delivery of (await fetch.next()).deliveries) {
+          await testWorker.fail(delivery, { type: 'test.doomed', code: HandlerCode.HANDLER_CODE_DEAD_LETTER });
+          failed += 1;
+        }
+      }
+    } finally {
+      fetch.close();
+    }
+    await clients.workers.deregister({ workerId: testWorker.workerId });
+    const page = await browser.open(`${url}#/dead-letter`);
+    for (const job of jobs) await page.locator(`tr[data-job="${job.id}"]`).waitFor();
+    await page.getByLabel('Select every job on this page').check();
+    await shows(page, '[data-testid="selected-count"]', /^\s*[2-9]\d* selected/);
+    await screenshot(page, 'dead-letter');
+    await page.getByRole('button', { name: 'Retry selected' }).click();
+    for (const job of jobs) await page.locator(`tr[data-job="${job.id}"]`).waitFor({ state: 'detached' });
+    for (const job of jobs) expect((await getJob(clients, job.id)).state).toBe(JobState.JOB_STATE_AVAILABLE);
+
+    await page.goto(`${url}#/jobs/${jobs[0]!.id}`);
+    await shows(page, 'h1 .badge', 'available');
+    await screenshot(page, 'job');
+    await page.close();
+  });
+});
