@@ -25,12 +25,13 @@ module.exports = {
       testEnvironment: 'node',
       transform,
       testMatch: ['<rootDir>/test/{integration,replicas,fuzz}/**/*.test.ts'],
-      // Starting the server process is about its own flags and signals, whatever the store; the secrets
+      // Starting the server process is about its own flags, signals and OTEL_* variables, whatever the store; the secrets
       // test starts a password-protected redis-server of its own, the health port test one it stops.
       testPathIgnorePatterns: [
         '/test/integration/main-process\\.test\\.ts$',
         '/test/integration/secrets\\.test\\.ts$',
         '/test/integration/health-port\\.test\\.ts$',
+        '/test/integration/otlp-export\\.test\\.ts$',
       ],
       globalSetup: '<rootDir>/test/support/redis-global-setup.ts',
       globalTeardown: '<rootDir>/test/support/redis-global-teardown.ts',

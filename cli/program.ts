@@ -25,6 +25,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--tls-key <file>', "the client certificate's key (PEM)").env('OJS_TLS_KEY'))
     .addOption(new Option('--token <token>', 'a bearer token, sent as authorization: Bearer').env('OJS_TOKEN'))
     .addOption(new Option('--allow-plaintext-token', 'send the token without TLS beyond loopback (a mesh encrypts the hop)'))
+    // Not --timeout: enqueue and jobs wait have a --timeout of their own, and commander reads global flags after the subcommand too.
+    .addOption(
+      new Option('--call-timeout <duration>', 'give up on a call the server has not answered after this long (exit 5)')
+        .env('OJS_CALL_TIMEOUT')
+        .default('30s'),
+    )
     .option('--json', 'one JSON object per line, for scripts')
     .addHelpText(
       'after',

@@ -9,6 +9,7 @@ import { startServer } from './server';
 import { MemoryJobStore } from './store/memory/memory-job-store';
 import { systemEntropy } from './system-entropy';
 import { startTelemetry } from './telemetry/start-telemetry';
+import { TelemetrySettingsError } from './telemetry/telemetry-settings';
 import { redactedErrorReport, redactSerializedError } from '../lib/redact';
 
 // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- require() returns any; package.json always has a string version
@@ -127,7 +128,7 @@ async function openStore(backend: BackendConfig, events: EventRetention, onWaiti
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof TelemetrySettingsError) {
     console.error(error.message);
     process.exit(2);
   }

@@ -8,6 +8,7 @@ import { PRIORITY_MAX, PRIORITY_MIN } from '../src/domain/job-submission';
 import { leaseToken } from '../src/domain/lease';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/domain/limits';
 import { MAX_PAGE_SIZE } from '../src/domain/paging';
+import { MAX_ACTIVE_LIMIT, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, MIN_RATE_PERIOD_MS } from '../src/domain/queue-limits';
 import { MINUTE_MS, THROUGHPUT_MINUTES } from '../src/domain/throughput';
 import { MAX_CONCURRENCY, NEXT_WORKER_STATES } from '../src/domain/worker';
 import { projectRoot } from '../src/project-root';
@@ -97,6 +98,12 @@ local TIMESTAMP_MAX_MS = ${TIMESTAMP_MAX_MS}
 
 -- Most items of one listing page.
 local MAX_PAGE_SIZE = ${MAX_PAGE_SIZE}
+
+-- Bounds of a queue's limits (domain queue-limits.ts).
+local MAX_ACTIVE_LIMIT = ${MAX_ACTIVE_LIMIT}
+local MAX_RATE_LIMIT = ${MAX_RATE_LIMIT}
+local MIN_RATE_PERIOD_MS = ${MIN_RATE_PERIOD_MS}
+local MAX_RATE_PERIOD_MS = ${MAX_RATE_PERIOD_MS}
 
 -- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
 local MINUTE_MS = ${MINUTE_MS}

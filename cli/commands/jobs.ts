@@ -75,7 +75,8 @@ export function addJobCommands(program: Command): void {
             const waitMs = Math.max(1, Math.min(MAX_WAIT_PER_CALL_MS, deadline - session.nowMs()));
             const answer = await session.connection.jobs.waitForJob(
               { jobId: id, maxWait: { seconds: Math.floor(waitMs / 1000), nanos: (waitMs % 1000) * 1e6 } },
-              { signal: session.signal },
+              // The server holds the call for maxWait: the call's deadline allows that and a usual call's time on top.
+              { signal: session.signal, deadline: waitMs + session.connection.callTimeoutMs },
             );
             const { job } = answer;
             if (job === undefined) throw new CliError('the server answered without a job', ExitCode.failure);

@@ -1,10 +1,11 @@
+import { sha256Hex } from '../../lib/sha256';
 import { assertField } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
 import { buildJobs, type JobSubmission } from '../domain/job-submission';
 import type { Principal } from '../domain/principal';
 import { transitionOf } from '../domain/transition';
-import type { StateChange } from '../store/job-store';
+import type { EnqueueOutcome, StateChange } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue, isUnscoped, visibleJob } from './caller-scope';
 
@@ -22,16 +23,20 @@ export interface TraceContext {
 export class JobCommands {
   constructor(private readonly ctx: AppContext) {}
 
-  /** Validates and stores a batch atomically; returns the stored envelopes. */
+  /**
+   * Validates and stores a batch atomically; returns, per job, the stored
+   * envelope or the existing one its unique policy returned in its place.
+   */
   async enqueue(
     caller: Principal,
     submissions: readonly JobSubmission[],
     options: { pending: boolean; trace?: TraceContext },
-  ): Promise<Job[]> {
+  ): Promise<EnqueueOutcome[]> {
     const { ctx } = this;
-    const jobs = buildJobs(withTraceContext(submissions, options.trace), {
+    const jobs = buildJobs(withTraceContext(withTenantUniqueness(caller, submissions), options.trace), {
       now: ctx.clock.now(),
       newId: () => ctx.entropy.newJobId(),
+      digest: sha256Hex,
       defaults: {
         timeoutMs: ctx.settings.jobTimeoutMs,
         visibilityTimeoutMs: ctx.settings.visibilityTimeoutMs,
@@ -42,9 +47,15 @@ export class JobCommands {
       pending: options.pending,
     });
     jobs.forEach((job, i) => assertMayUseQueue(caller, `jobs[${i}].queue`, job.queue));
-    await ctx.store.enqueue(jobs);
-    ctx.telemetry.jobTransitions(jobs.map((job) => transitionOf(job, 'none', job.createdAt)));
-    return jobs;
+    const outcomes = await ctx.store.enqueue(jobs);
+    ctx.telemetry.jobTransitions(
+      outcomes.flatMap(({ job, deduplicated, replaced }) => {
+        if (deduplicated) return [];
+        const created = transitionOf(job, 'none', job.createdAt);
+        return replaced === undefined ? [created] : [replaced, created];
+      }),
+    );
+    return outcomes;
   }
 
   async get(caller: Principal, jobId: string): Promise<Job> {
@@ -83,6 +94,20 @@ export class JobCommands {
     }
     return change.job;
   }
+}
+
+/**
+ * A queue-scoped caller's unique keys always include the queue: otherwise
+ * one tenant's job could reject, stand in for or replace another tenant's
+ * job of the same type, and tell of its existence.
+ */
+function withTenantUniqueness(caller: Principal, submissions: readonly JobSubmission[]): readonly JobSubmission[] {
+  if (isUnscoped(caller)) return submissions;
+  return submissions.map((submission) => {
+    const unique = submission.unique;
+    if (unique === undefined || unique.keys?.includes('queue') === true) return submission;
+    return { ...submission, unique: { ...unique, keys: [...(unique.keys ?? []), 'queue'] } };
+  });
 }
 
 /**

@@ -2,6 +2,7 @@ import { assertField } from '../domain/errors';
 import { queueNameProblem } from '../domain/identifiers';
 import { DEFAULT_PAGE_SIZE, type Page, type PageRequest } from '../domain/paging';
 import { mayUseQueue, type Principal } from '../domain/principal';
+import { hasQueueLimits, queueLimitsProblem, type QueueLimits } from '../domain/queue-limits';
 import type { QueueCounts, QueueStats } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue } from './caller-scope';
@@ -63,6 +64,22 @@ export class QueueAdmin {
     const now = this.ctx.clock.now();
     const { changed } = await this.ctx.store.setQueuePaused({ queue, paused, now, ...(actor === undefined ? {} : { actor }) });
     if (changed) this.ctx.logger.info({ queue, paused, actor }, paused ? 'queue paused' : 'queue resumed');
+    return (await this.ctx.store.queueStats(queue, now)).counts;
+  }
+
+  /**
+   * Sets a queue's fleet-wide limits (none, or no field set, clears them);
+   * every replica's claims obey them from then on. Returns its counts after.
+   */
+  async setLimits(caller: Principal, queue: string, limits: QueueLimits | undefined): Promise<QueueCounts> {
+    assertField('queue', queueNameProblem(queue));
+    assertMayUseQueue(caller, 'queue', queue);
+    const problem = limits === undefined ? undefined : queueLimitsProblem(limits);
+    if (problem !== undefined) assertField(`limits.${problem.field}`, problem.problem);
+    const now = this.ctx.clock.now();
+    const set = limits !== undefined && hasQueueLimits(limits) ? limits : undefined;
+    await this.ctx.store.setQueueLimits({ queue, now, ...(set === undefined ? {} : { limits: set }) });
+    this.ctx.logger.info({ queue, limits: set }, set === undefined ? 'queue limits cleared' : 'queue limits set');
     return (await this.ctx.store.queueStats(queue, now)).counts;
   }
 }

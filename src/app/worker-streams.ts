@@ -38,6 +38,8 @@ export class WorkerStreams {
   private readonly sessionsByQueue = new Map<string, FetchSession[]>();
   private readonly cursors = new Map<string, number>();
   private readonly beatListeners = new Map<string, Set<BeatListener>>();
+  /** Per queue held back by its rate window, the one wake-up set for when the window reopens. */
+  private readonly rateWakeups = new Map<string, { at: number; cancel: () => void }>();
   private readonly unsubscribe: () => void;
   /** Set by endAll: a stream still opening when everything ended must end too, not outlive the shutdown. */
   private endedFor: FetchEndReason | undefined;
@@ -135,6 +137,8 @@ export class WorkerStreams {
 
   stop(): void {
     this.unsubscribe();
+    for (const wakeup of this.rateWakeups.values()) wakeup.cancel();
+    this.rateWakeups.clear();
   }
 
   private async claim(session: FetchSession): Promise<ClaimResult> {
@@ -156,7 +160,25 @@ export class WorkerStreams {
     if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
     // The claim stopped at its byte budget, not for want of jobs: the next one takes more.
     if (result.isBudgetSpent && result.freeCapacity > 0) session.wake();
+    for (const { queue, opensAt } of result.heldBackByRate) this.wakeWhenWindowOpens(queue, opensAt);
     return result;
+  }
+
+  /**
+   * Jobs of `queue` wait for its rate window, which no signal announces:
+   * one wake-up per queue (the earliest asked for), on the clock, wakes a
+   * stream of the queue then. If another replica's stream takes the slot
+   * first, the woken claim is held back again and asks for the next one.
+   */
+  private wakeWhenWindowOpens(queue: string, opensAt: number): void {
+    const scheduled = this.rateWakeups.get(queue);
+    if (scheduled !== undefined && scheduled.at <= opensAt) return;
+    scheduled?.cancel();
+    const cancel = this.ctx.clock.at(opensAt, () => {
+      this.rateWakeups.delete(queue);
+      this.wakeQueue(queue, 1);
+    });
+    this.rateWakeups.set(queue, { at: opensAt, cancel });
   }
 
   private async releaseUndelivered(session: FetchSession, jobs: readonly Job[]): Promise<void> {

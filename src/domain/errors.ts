@@ -116,6 +116,16 @@ export function duplicateJob(jobId: string): OjsError {
   return new OjsError('duplicate', `job ${quote(jobId)} already exists`, { metadata: { job_id: quote(jobId) } });
 }
 
+/**
+ * A job's unique policy found a duplicate and says reject (ojs-unique-jobs
+ * 5.1): the error names the job that holds the key, so the caller can find it.
+ */
+export function uniqueConflict(field: string, existingJobId: string, existingState: string, uniqueKey: string): OjsError {
+  return new OjsError('duplicate', `${field}: job ${quote(existingJobId)} (${existingState}) already holds its uniqueness key`, {
+    metadata: { field, existing_job_id: quote(existingJobId), existing_job_state: existingState, uniqueness_key: uniqueKey },
+  });
+}
+
 export function duplicateWorker(workerId: string): OjsError {
   return new OjsError('duplicate', `worker ${quote(workerId)} is already registered and alive`, {
     metadata: { worker_id: quote(workerId) },

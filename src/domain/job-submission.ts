@@ -12,6 +12,7 @@ import {
 } from './limits';
 import { resolveRetryPolicy, type RetryPolicyInput } from './retry-policy';
 import { timestampProblem } from './timestamps';
+import { resolveUniqueConstraint, uniquePolicyChars, type UniquePolicyInput } from './unique-policy';
 
 /**
  * A job as a producer submits it. Absent optional fields take defaults; the
@@ -36,6 +37,7 @@ export interface JobSubmission {
   enqueueTtlSeconds?: number;
   gracePeriodSeconds?: number;
   heartbeatTimeoutSeconds?: number;
+  unique?: UniquePolicyInput;
 }
 
 /** Server defaults resolved into each job at enqueue. */
@@ -49,6 +51,8 @@ export interface JobDefaults {
 export interface JobCreation {
   now: number;
   newId: () => string;
+  /** Lowercase hex SHA-256 of a text: the uniqueness keys of unique jobs. */
+  digest: (text: string) => string;
   defaults: JobDefaults;
   limits: PayloadLimits;
   /** Stage the job as pending until it is activated. */
@@ -212,6 +216,8 @@ export function buildJob(submission: JobSubmission, creation: JobCreation, path:
   if (schema !== '') job.schema = schema;
   if (totalTimeoutMs !== undefined) job.totalTimeoutMs = totalTimeoutMs;
   if (enqueueTtlMs !== undefined) job.enqueueTtlMs = enqueueTtlMs;
+  const unique = resolveUniqueConstraint(submission.unique, job, field('unique'), violations, creation.digest);
+  if (unique !== undefined) job.unique = unique;
   problems.answerBytes += envelopeBytes(job);
   return job;
 }
@@ -227,7 +233,8 @@ function envelopeBytes(job: Job): number {
     job.queue.length +
     job.specversion.length +
     (job.schema?.length ?? 0) +
-    job.retry.nonRetryableErrors.reduce((sum, type) => sum + type.length + 2, 0);
+    job.retry.nonRetryableErrors.reduce((sum, type) => sum + type.length + 2, 0) +
+    (job.unique === undefined ? 0 : uniquePolicyChars(job.unique.policy));
   return 3 * chars + ENVELOPE_FIXED_BYTES;
 }
 

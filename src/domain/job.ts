@@ -70,6 +70,8 @@ export interface Job {
   retry: RetryPolicy;
   visibilityTimeoutMs: number;
   schema?: string;
+  /** Deduplication (ojs-unique-jobs): the policy and the key computed from it at enqueue. */
+  unique?: UniqueConstraint;
 
   state: JobState;
   attempt: number;
@@ -92,3 +94,35 @@ export interface Job {
 }
 
 export { ERROR_HISTORY_LIMIT } from './limits';
+
+/** The dimensions a uniqueness key may be made of (ojs-unique-jobs section 3). */
+export const UNIQUE_DIMENSIONS = ['type', 'queue', 'args', 'meta'] as const;
+export type UniqueDimension = (typeof UNIQUE_DIMENSIONS)[number];
+
+/**
+ * What happens to a job whose key an existing job holds (section 5).
+ * replace_except_schedule is not offered: the contract refuses it as invalid.
+ */
+export const UNIQUE_CONFLICTS = ['reject', 'ignore', 'replace'] as const;
+export type UniqueConflict = (typeof UNIQUE_CONFLICTS)[number];
+
+/** A checked policy with its defaults applied. */
+export interface UniquePolicy {
+  keys: UniqueDimension[];
+  /** With "args" in keys: the keys of the first argument that make the key; absent: all args. */
+  argsKeys?: string[];
+  /** With "meta" in keys: the meta keys that make the key. */
+  metaKeys?: string[];
+  /** ISO 8601 as given; absent: no time limit. */
+  period?: string;
+  periodMs?: number;
+  states: JobState[];
+  onConflict: UniqueConflict;
+}
+
+/** A job's uniqueness: its policy and the key computed from it. */
+export interface UniqueConstraint {
+  policy: UniquePolicy;
+  /** Lowercase hex SHA-256 of the canonical JSON of the chosen dimensions (section 4). */
+  key: string;
+}

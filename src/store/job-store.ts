@@ -6,6 +6,7 @@ import type { HeartbeatNotice, RecordedFact } from '../domain/event-facts';
 import type { JobQuery } from '../domain/job-query';
 import type { JsonObject, JsonValue } from '../domain/json';
 import type { Page, PageRequest } from '../domain/paging';
+import type { QueueLimits } from '../domain/queue-limits';
 import type { RetentionPolicy } from '../domain/retention';
 import type { Worker, WorkerState } from '../domain/worker';
 import type { PublishedSignal, StoreSignal } from './store-signal';
@@ -24,9 +25,27 @@ import type { PublishedSignal, StoreSignal } from './store-signal';
  * Refusals are OjsErrors: not_found, duplicate, invalid_state; a store that
  * cannot reach its backend throws an `unavailable` OjsError.
  */
+/** What enqueue did with one job of a batch, in request order. */
+export interface EnqueueOutcome {
+  /** The stored job, or the existing one returned in its place (`deduplicated`). */
+  job: Job;
+  deduplicated: boolean;
+  /** The cancellation of the job this one replaced (unique policy replace). */
+  replaced?: JobTransition;
+}
+
 export interface JobStore {
-  /** Stores new jobs, all or none. Fails with `duplicate` if an id is taken. */
-  enqueue(jobs: readonly Job[]): Promise<void>;
+  /**
+   * Stores new jobs, all or none. Fails with `duplicate` if an id is taken.
+   * A job with a unique policy (domain unique-policy.ts) is checked against
+   * the holder of its key in the same atomic step, earlier jobs of the batch
+   * included: a duplicate under reject fails the whole batch
+   * (uniqueConflict); under ignore the existing job takes the item's place
+   * (nothing stored for it); under replace the existing job is cancelled
+   * (if it has not finished) and the new one takes the key. A key is held
+   * while its job is in its policy's states, until created_at plus period.
+   */
+  enqueue(jobs: readonly Job[]): Promise<EnqueueOutcome[]>;
   getJob(jobId: string): Promise<Job | undefined>;
   /** Jobs by id, in order; undefined for unknown ids. */
   getJobs(jobIds: readonly string[]): Promise<(Job | undefined)[]>;
@@ -36,6 +55,8 @@ export interface JobStore {
    * priority, then FIFO) to active and reserves them for the worker, never
    * beyond its free capacity and only while its desired state is running.
    * Jobs past their expires_at are never claimed; promoteDue discards them.
+   * A queue's limits (setQueueLimits) hold for all claims of every replica
+   * together: a job they hold back stays available and first in line.
    */
   claim(params: ClaimParams): Promise<ClaimResult>;
   /**
@@ -129,6 +150,15 @@ export interface JobStore {
    * when the queue already was as asked.
    */
   setQueuePaused(params: PauseParams): Promise<{ changed: boolean }>;
+  /**
+   * Sets (or, with no limits, clears) a queue's fleet-wide limits, which
+   * claims on every replica obey from then on (domain queue-limits.ts); the
+   * queue's log of recent starts is kept while it has a rate, so a lowered
+   * rate counts the starts already made. Signals jobsAvailable with the
+   * queue's available count, so waiting Fetch streams claim under the new
+   * limits at once.
+   */
+  setQueueLimits(params: QueueLimitsParams): Promise<void>;
 
   /**
    * One page of jobs matching a query, in listing order (domain job-query.ts:
@@ -232,6 +262,12 @@ export interface ClaimResult {
   freeCapacity: number;
   /** The claim stopped at its byte budget with a job left that would not fit: claim again for more. */
   isBudgetSpent: boolean;
+  /**
+   * The queues whose jobs waited while their rate window was full, with
+   * when its next slot opens: a claim then may take more. Nothing signals
+   * that moment; whoever waits schedules its own wake-up.
+   */
+  heldBackByRate: { queue: string; opensAt: number }[];
 }
 
 export interface ReleaseParams {
@@ -355,6 +391,8 @@ export type QueueCounts = {
    * order): its lag is how long the job that runs next has waited.
    */
   oldestAvailableAt?: number;
+  /** The queue's fleet-wide limits, when it has any. */
+  limits?: QueueLimits;
 } & Record<JobState, number>;
 
 /** One minute of a queue's throughput. */
@@ -378,6 +416,13 @@ export interface PauseParams {
   paused: boolean;
   now: number;
   actor?: string;
+}
+
+export interface QueueLimitsParams {
+  queue: string;
+  /** Undefined (or no field set) clears the queue's limits. */
+  limits?: QueueLimits;
+  now: number;
 }
 
 export interface BulkChangeParams {

@@ -1,6 +1,4 @@
-import { resources } from '@opentelemetry/sdk-node';
-
-type ResourceDetector = typeof resources.processDetector;
+import { envDetector, hostDetector, processDetector, type ResourceDetector } from '@opentelemetry/resources';
 
 /**
  * The process's resource attributes without its command line. The standard
@@ -10,7 +8,7 @@ type ResourceDetector = typeof resources.processDetector;
  */
 export const processDetectorWithoutArgs: ResourceDetector = {
   detect(config) {
-    const { attributes = {} } = resources.processDetector.detect(config);
+    const { attributes = {} } = processDetector.detect(config);
     const { [COMMAND_ARGS]: _commandArgs, ...kept } = attributes;
     return { attributes: kept };
   },
@@ -20,9 +18,9 @@ export const processDetectorWithoutArgs: ResourceDetector = {
 const COMMAND_ARGS = 'process.command_args';
 
 /**
- * The detectors the SDK runs, in place of its defaults (environment, process,
- * host): the same, with the process detector that leaves the command line
- * out. Set in code, they take precedence over OTEL_NODE_RESOURCE_DETECTORS,
- * so no setting brings the command line back.
+ * The detectors the server runs: NodeSDK's defaults (environment, process,
+ * host), with the process detector that leaves the command line out. Fixed
+ * in code (OTEL_NODE_RESOURCE_DETECTORS is not read), so no setting brings
+ * the command line back.
  */
-export const RESOURCE_DETECTORS: readonly ResourceDetector[] = [resources.envDetector, processDetectorWithoutArgs, resources.hostDetector];
+export const RESOURCE_DETECTORS: readonly ResourceDetector[] = [envDetector, processDetectorWithoutArgs, hostDetector];

@@ -56,3 +56,59 @@ describe('the ojs command on a secured server', () => {
     expect(run.stderr).toContain('refusing to send a token in plaintext');
   });
 });
+
+/**
+ * The `ojs` binary presenting a client certificate (mTLS) to a server that
+ * requires one, and that knows the operator by the certificate's SAN URI.
+ */
+describe('the ojs command with a client certificate', () => {
+  let certificates: TestCertificates;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    certificates = await TestCertificates.create();
+    const { certFile, keyFile } = await certificates.issueServer('server');
+    await certificates.issue('cli-client', { commonName: 'on-call', altNames: ['URI:spiffe://test/on-call'] });
+    const authFile = certificates.path('principals.json');
+    writeFileSync(
+      authFile,
+      JSON.stringify({ principals: [{ name: 'on-call', roles: ['operator'], client_cert: 'URI:spiffe://test/on-call' }] }),
+    );
+    server = await TestServer.start({
+      security: { tls: { certFile, keyFile, clientCaFile: certificates.path('ca.pem') }, authFile, reloadIntervalMs: 60_000 },
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    certificates.remove();
+  });
+
+  it('is let in with --tls-cert and --tls-key (or OJS_TLS_CERT and OJS_TLS_KEY) and acts as the principal they name', async () => {
+    const [ca, cert, key] = ['ca.pem', 'cli-client.pem', 'cli-client.key'].map((file) => certificates.path(file));
+    const [job] = await ojsJson(server.address, [
+      '--tls-ca',
+      ca!,
+      '--tls-cert',
+      cert!,
+      '--tls-key',
+      key!,
+      'enqueue',
+      'mtls.job',
+      '-q',
+      'mtls',
+    ]);
+    expect(job).toMatchObject({ type: 'mtls.job', state: 'available' });
+    const listed = await ojsJson(server.address, ['queues', 'list'], { OJS_TLS_CA: ca!, OJS_TLS_CERT: cert!, OJS_TLS_KEY: key! });
+    expect(listed).toEqual([expect.objectContaining({ name: 'mtls', available: 1 })]);
+  });
+
+  it('is turned away without a client certificate (unavailable), and refuses a certificate without its key (usage)', async () => {
+    const ca = certificates.path('ca.pem');
+    const anonymous = await ojs(server.address, ['--tls-ca', ca, 'queues', 'list']);
+    expect([anonymous.code, anonymous.stdout]).toEqual([5, '']);
+
+    const keyless = await ojs(server.address, ['--tls-ca', ca, '--tls-cert', certificates.path('cli-client.pem'), 'queues', 'list']);
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain('a client certificate needs its key');
+  });
+});

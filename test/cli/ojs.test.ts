@@ -155,7 +155,8 @@ describe('the ojs command', () => {
     );
     watch.close();
 
-    const tail = startOjs(address(), ['events', 'tail', '--follow', '--queue', queue, '--after', first!.id]);
+    // A call timeout far shorter than the tail: the deadline is for single calls, never for a stream.
+    const tail = startOjs(address(), ['--call-timeout', '100ms', 'events', 'tail', '--follow', '--queue', queue, '--after', first!.id]);
     try {
       await ojs(address(), ['enqueue', 'second.job', '-q', queue]);
       await ojs(address(), ['enqueue', 'third.job', '-q', queue]);

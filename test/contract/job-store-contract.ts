@@ -80,6 +80,81 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
       });
     });
 
+    describe('unique jobs', () => {
+      const unique = (onConflict: string, extra: Record<string, unknown> = {}): Partial<JobSubmission> => ({
+        type: 'mail.send',
+        args: [{ user: 42 }],
+        unique: { keys: ['type', 'args'], onConflict, ...extra },
+      });
+
+      it('refuses a duplicate under reject, naming the job that holds the key, and stores none of the batch', async () => {
+        const [first] = await h.enqueue(unique('reject'));
+        const fresh = h.job();
+        const error = await refusal(h.store.enqueue([fresh, h.job(unique('reject'))]));
+        expect(error.code).toBe('duplicate');
+        expect(error.metadata).toMatchObject({ field: 'jobs[1].unique', existing_job_id: first!.id, existing_job_state: 'available' });
+        expect(await h.store.getJob(fresh.id)).toBeUndefined();
+      });
+
+      it('returns the existing job under ignore, for a stored job and for an earlier job of the same batch', async () => {
+        const [first] = await h.enqueue(unique('ignore'));
+        const again = await h.store.enqueue([h.job(unique('ignore'))]);
+        expect(again).toEqual([{ job: first, deduplicated: true }]);
+        const other = { ...unique('ignore'), args: [{ user: 7 }] };
+        const [a, b] = [h.job(other), h.job(other)];
+        const outcomes = await h.store.enqueue([a, b]);
+        expect(outcomes.map((o) => [o.job.id, o.deduplicated])).toEqual([
+          [a.id, false],
+          [a.id, true],
+        ]);
+        expect(await h.store.getJob(b.id)).toBeUndefined();
+      });
+
+      it('cancels the existing job under replace and gives the key to the new one', async () => {
+        const [first] = await h.enqueue(unique('replace'));
+        const next = h.job(unique('replace'));
+        const [outcome] = await h.store.enqueue([next]);
+        expect(outcome).toMatchObject({ job: next, deduplicated: false, replaced: { jobId: first!.id, to: 'cancelled' } });
+        expect((await h.store.getJob(first!.id))?.state).toBe('cancelled');
+        const error = await refusal(h.store.enqueue([h.job(unique('reject'))]));
+        expect(error.metadata['existing_job_id']).toBe(next.id);
+      });
+
+      it('releases the key when the job leaves the counted states, and keeps it in a counted terminal state', async () => {
+        const [first] = await h.enqueue(unique('reject'));
+        await h.store.cancel(first!.id, T0);
+        const [second] = await h.store.enqueue([h.job(unique('reject'))]);
+        expect(second?.deduplicated).toBe(false);
+        const kept = { ...unique('ignore', { states: ['available', 'cancelled'] }), type: 'mail.other' };
+        const [held] = await h.enqueue(kept);
+        await h.store.cancel(held!.id, T0);
+        const [again] = await h.store.enqueue([h.job(kept)]);
+        expect(again).toMatchObject({ job: { id: held!.id, state: 'cancelled' }, deduplicated: true });
+      });
+
+      it('lets a duplicate in once the period from the existing job creation has passed', async () => {
+        await h.enqueue(unique('reject', { period: 'PT1M' }));
+        await expect(h.store.enqueue([h.job(unique('reject', { period: 'PT1M' }), { now: T0 + 59_999 })])).rejects.toThrow(OjsError);
+        const [later] = await h.store.enqueue([h.job(unique('reject', { period: 'PT1M' }), { now: T0 + 60_000 })]);
+        expect(later?.deduplicated).toBe(false);
+      });
+
+      it('keys by the chosen dimensions only: other queues and other args keys are duplicates unless chosen', async () => {
+        const byUser = (queue: string, template: string): Partial<JobSubmission> => ({
+          type: 'mail.send',
+          queue,
+          args: [{ user: 1, template }],
+          unique: { keys: ['args'], argsKeys: ['user'], onConflict: 'ignore' },
+        });
+        const [first] = await h.enqueue(byUser('q1', 'welcome'));
+        const [same] = await h.store.enqueue([h.job(byUser('q2', 'reminder'))]);
+        expect(same).toEqual({ job: first, deduplicated: true });
+        const scoped = { ...byUser('q2', 'x'), unique: { keys: ['queue'], onConflict: 'reject' } };
+        await h.enqueue(scoped);
+        expect((await h.store.enqueue([h.job({ ...scoped, queue: 'q3' })]))[0]?.deduplicated).toBe(false);
+      });
+    });
+
     describe('claim', () => {
       it('takes queues in the order given, then higher priority first, then FIFO', async () => {
         const worker = await h.register({ queues: ['low', 'high'] });
@@ -1513,6 +1588,85 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.claim(worker.workerId, ['q'], 2, T0 + 20);
         expect((await counts()).oldestAvailableAt).toBeUndefined();
         expect((await h.store.queueStats('q', T0 + 20)).counts.oldestAvailableAt).toBeUndefined();
+      });
+    });
+
+    describe('queue limits', () => {
+      const ids = (result: { jobs: Job[] }) => result.jobs.map((j) => j.id);
+
+      it('keeps limits per queue, shows them in stats and listings, and clears them', async () => {
+        await h.enqueue({ queue: 'limited' });
+        await h.store.setQueueLimits({ queue: 'limited', limits: { maxActive: 2, rate: { limit: 5, periodMs: 1_000 } }, now: T0 });
+        await h.store.setQueueLimits({ queue: 'idle', limits: { maxActive: 0 }, now: T0 });
+        const limits = { maxActive: 2, rate: { limit: 5, periodMs: 1_000 } };
+        expect((await h.store.queueStats('limited', T0)).counts.limits).toEqual(limits);
+        expect((await h.store.queueStats('idle', T0)).counts.limits).toEqual({ maxActive: 0 });
+        expect((await h.store.listQueues({ limit: 10 })).items).toEqual([expect.objectContaining({ queue: 'limited', limits })]);
+        await h.store.setQueueLimits({ queue: 'limited', now: T0 });
+        await h.store.setQueueLimits({ queue: 'idle', limits: {}, now: T0 });
+        expect((await h.store.queueStats('limited', T0)).counts.limits).toBeUndefined();
+        expect((await h.store.queueStats('idle', T0)).counts.limits).toBeUndefined();
+      });
+
+      it("never lets more of a queue's jobs be active than its max active, whichever worker claims", async () => {
+        const [a, b] = [await h.register({ queues: ['q', 'other'] }), await h.register({ queues: ['q'] })];
+        await h.store.setQueueLimits({ queue: 'q', limits: { maxActive: 2 }, now: T0 });
+        const jobs = await h.enqueue({ queue: 'q' }, { queue: 'q' }, { queue: 'q' }, { queue: 'other' });
+        const first = await h.claim(a.workerId, ['q', 'other']);
+        // The held-back job is skipped, the worker's other queue still delivers.
+        expect(ids(first)).toEqual([jobs[0]!.id, jobs[1]!.id, jobs[3]!.id]);
+        expect(first.heldBackByRate).toEqual([]);
+        expect((await h.claim(b.workerId, ['q'])).jobs).toEqual([]);
+        expect(await h.state(jobs[2]!.id)).toBe('available');
+        const done = first.jobs[0]!;
+        await h.store.ack({ workerId: a.workerId, items: [{ jobId: done.id, leaseToken: done.lease!.token }], now: T0 + 1 });
+        expect(ids(await h.claim(b.workerId, ['q'], 100, T0 + 1))).toEqual([jobs[2]!.id]);
+      });
+
+      it('starts at most the rate limit in any window (a sliding log) and says when the window reopens', async () => {
+        const worker = await h.register({ queues: ['q'] });
+        await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 3, periodMs: 1_000 } }, now: T0 });
+        const jobs = await h.enqueue(...Array.from({ length: 6 }, () => ({ queue: 'q' })));
+        expect(ids(await h.claim(worker.workerId, ['q'], 1, T0))).toEqual([jobs[0]!.id]);
+        const second = await h.claim(worker.workerId, ['q'], 100, T0 + 400);
+        expect(ids(second)).toEqual([jobs[1]!.id, jobs[2]!.id]);
+        expect(second.heldBackByRate).toEqual([{ queue: 'q', opensAt: T0 + 1_000 }]);
+        const held = await h.claim(worker.workerId, ['q'], 100, T0 + 999);
+        expect(held.jobs).toEqual([]);
+        expect(held.heldBackByRate).toEqual([{ queue: 'q', opensAt: T0 + 1_000 }]);
+        expect(await h.state(jobs[3]!.id)).toBe('available');
+        // The start at T0 left the window: one slot; the two at T0 + 400 leave it at T0 + 1400.
+        const reopened = await h.claim(worker.workerId, ['q'], 100, T0 + 1_000);
+        expect(ids(reopened)).toEqual([jobs[3]!.id]);
+        expect(reopened.heldBackByRate).toEqual([{ queue: 'q', opensAt: T0 + 1_400 }]);
+        expect(ids(await h.claim(worker.workerId, ['q'], 100, T0 + 1_400))).toEqual([jobs[4]!.id, jobs[5]!.id]);
+      });
+
+      it('reports no held-back queue when the window is full but nothing waits', async () => {
+        const worker = await h.register({ queues: ['q'] });
+        await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 1, periodMs: 1_000 } }, now: T0 });
+        await h.enqueue({ queue: 'q' });
+        expect((await h.claim(worker.workerId, ['q'])).heldBackByRate).toEqual([]);
+        expect((await h.claim(worker.workerId, ['q'], 100, T0 + 1)).heldBackByRate).toEqual([]);
+      });
+
+      it('counts the starts already made against a lowered rate, and forgets them with the rate', async () => {
+        const worker = await h.register({ queues: ['q'] });
+        await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 10, periodMs: 1_000 } }, now: T0 });
+        await h.enqueue(...Array.from({ length: 6 }, () => ({ queue: 'q' })));
+        expect((await h.claim(worker.workerId, ['q'], 3, T0)).jobs).toHaveLength(3);
+        await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 2, periodMs: 1_000 } }, now: T0 + 1 });
+        const held = await h.claim(worker.workerId, ['q'], 100, T0 + 1);
+        expect(held.jobs).toEqual([]);
+        expect(held.heldBackByRate).toEqual([{ queue: 'q', opensAt: T0 + 1_000 }]);
+        await h.store.setQueueLimits({ queue: 'q', now: T0 + 2 });
+        expect((await h.claim(worker.workerId, ['q'], 100, T0 + 2)).jobs).toHaveLength(3);
+      });
+
+      it('signals the available jobs of a queue whose limits change, so that waiting streams claim under them', async () => {
+        await h.enqueue({ queue: 'q' }, { queue: 'q' });
+        await h.store.setQueueLimits({ queue: 'q', limits: { maxActive: 5 }, now: T0 });
+        await h.waitForSignal('jobsAvailable', (s) => s.queue === 'q' && s.count === 2);
       });
     });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../../lib/sha256';
 import { uuidv7 } from 'uuidv7';
 import { decideFailure, type FailureOutcome } from '../../src/domain/failure';
 import type { Job } from '../../src/domain/job';
@@ -56,6 +57,7 @@ export class StoreHarness {
       {
         now: options.now ?? T0,
         newId: () => uuidv7(),
+        digest: sha256Hex,
         defaults: { timeoutMs: 60_000, visibilityTimeoutMs: VISIBILITY_MS, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
         limits: DEFAULT_PAYLOAD_LIMITS,
         pending: options.pending ?? false,

@@ -21,8 +21,16 @@ describe('OpenTelemetry spans', () => {
   const heartbeatTimeoutMs = 3_600_000;
   const shared = shareServer({ clock, protocol: { heartbeatTimeoutMs } });
 
+  /**
+   * A job's spans in the order of its transitions. Spans are recorded as each
+   * call returns, so the claim an enqueue wakes may be recorded before the
+   * enqueue's own span: the job's creation comes first whatever the recording order.
+   */
   const spansOf = (jobId: string, name = 'ojs.job.transition'): ReadableSpan[] =>
-    shared.server.spans.getFinishedSpans().filter((s) => s.name === name && s.attributes['ojs.job.id'] === jobId);
+    shared.server.spans
+      .getFinishedSpans()
+      .filter((s) => s.name === name && s.attributes['ojs.job.id'] === jobId)
+      .toSorted((a, b) => Number(b.attributes['ojs.job.state.from'] === 'none') - Number(a.attributes['ojs.job.state.from'] === 'none'));
 
   /** A worker with a Fetch stream open on a queue of its own. */
   async function fetching(): Promise<{ queue: string; worker: TestWorker; fetch: StreamReader<FetchResponse> }> {

@@ -53,16 +53,27 @@ interface MetricExport {
   resourceMetrics?: { resource?: ExportedResource; scopeMetrics?: { metrics?: ExportedMetric[] }[] }[];
 }
 
+/** An export request in the OTLP protobuf encoding (`http/protobuf`), kept as it arrived. */
+export interface ProtobufExport {
+  /** /v1/traces or /v1/metrics. */
+  path: string;
+  body: Buffer;
+}
+
 /**
- * An OTLP/HTTP receiver on 127.0.0.1 and a free port, for exporters set to
- * `http/json`: it decodes what it is sent to /v1/traces and /v1/metrics and
- * lets a test wait (with a deadline) until what it expects has arrived.
+ * An OTLP/HTTP receiver on 127.0.0.1 and a free port: it decodes what
+ * exporters set to `http/json` send to /v1/traces and /v1/metrics, keeps
+ * what `http/protobuf` exporters send undecoded (no decoder of the OTLP
+ * protobuf messages is at hand), and lets a test wait (with a deadline)
+ * until what it expects has arrived.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly points: ReceivedPoint[] = [];
   /** Every export request's body as it arrived, for checks on everything that was sent. */
   readonly bodies: string[] = [];
+  /** Every export request in the protobuf encoding (content type application/x-protobuf). */
+  readonly protobufExports: ProtobufExport[] = [];
   /** The attributes of every resource an export named. */
   readonly resources: Record<string, unknown>[] = [];
   private readonly listeners = new Set<() => void>();
@@ -76,7 +87,15 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        receiver.receive(request.url ?? '', Buffer.concat(chunks).toString('utf8'));
+        const body = Buffer.concat(chunks);
+        if (request.headers['content-type'] === 'application/x-protobuf') {
+          receiver.protobufExports.push({ path: request.url ?? '', body });
+          // An empty Export*ServiceResponse: a message with no field set encodes as no bytes.
+          response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+          receiver.notify();
+          return;
+        }
+        receiver.receive(request.url ?? '', body.toString('utf8'));
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
@@ -127,6 +146,10 @@ export class OtlpReceiver {
       for (const resource of decoded.resourceMetrics ?? [])
         for (const scope of resource.scopeMetrics ?? []) for (const metric of scope.metrics ?? []) this.points.push(...pointsOf(metric));
     }
+    this.notify();
+  }
+
+  private notify(): void {
     for (const listener of this.listeners) listener();
   }
 }

@@ -1,9 +1,10 @@
 import type { Page } from 'playwright-core';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { HandlerCode } from '../../gen/ojs/server/v1/job';
-import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
+import { WorkerState, type Delivery, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { DashboardBrowser, screenshot } from '../support/dashboard-browser';
-import { enqueue, getJob } from '../support/jobs';
+import { enqueue, enqueueOne, getJob } from '../support/jobs';
+import type { StreamReader } from '../support/streams';
 import { TestServer, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
 import { WorkerProcess } from '../support/worker-process';
@@ -14,6 +15,14 @@ jest.setTimeout(60_000);
 async function shows(page: Page, selector: string, text: string | RegExp): Promise<void> {
   const wanted = typeof text === 'string' ? new RegExp(`^\\s*${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) : text;
   await page.locator(selector).filter({ hasText: wanted }).first().waitFor({ timeout: 15_000 });
+}
+
+/** The next job a Fetch stream delivers (a response may carry none). */
+async function nextDelivery(fetch: StreamReader<FetchResponse>): Promise<Delivery> {
+  for (;;) {
+    const [delivery] = (await fetch.next()).deliveries;
+    if (delivery !== undefined) return delivery;
+  }
 }
 
 describe('the web dashboard', () => {
@@ -115,6 +124,39 @@ describe('the web dashboard', () => {
     await page.goto(`${url}#/jobs/${jobs[0]!.id}`);
     await shows(page, 'h1 .badge', 'available');
     await screenshot(page, 'job');
+    await page.close();
+  });
+
+  it('shows on first load the whole timeline of a job that failed once and then completed, both attempts', async () => {
+    const job = await enqueueOne(clients, { type: 'test.flaky', queue: 'web-timeline' });
+    const testWorker = await TestWorker.register(clients, { queues: ['web-timeline'] });
+    const fetch = testWorker.openFetch();
+    try {
+      await testWorker.fail(await nextDelivery(fetch), { type: 'test.flaky', message: 'first try' });
+      // Retrying a retryable job makes it available now, keeping its attempts and errors.
+      const { result } = await clients.operator.retryJobs({ selection: { target: { $case: 'jobIds', value: { ids: [job.id] } } } });
+      expect(result?.succeeded).toBe(1);
+      await testWorker.ack(await nextDelivery(fetch));
+    } finally {
+      fetch.close();
+    }
+    await clients.workers.deregister({ workerId: testWorker.workerId });
+    expect((await getJob(clients, job.id)).state).toBe(JobState.JOB_STATE_COMPLETED);
+
+    // The page opens after everything happened: the timeline comes from the job itself, not from live events.
+    const page = await browser.open(`${url}#/jobs/${job.id}`);
+    await shows(page, '[data-testid="timeline"] li[data-kind="completed"]', /attempt 2 completed$/);
+    const entries = page.locator('[data-testid="timeline"] li');
+    expect(await Promise.all((await entries.all()).map((entry) => entry.getAttribute('data-kind')))).toEqual([
+      'created',
+      'failed',
+      'enqueued',
+      'started',
+      'completed',
+    ]);
+    await shows(page, '[data-testid="timeline"] li[data-kind="failed"]', /attempt 1 failed: test\.flaky: first try$/);
+    await shows(page, '[data-testid="timeline"] li[data-kind="started"]', /attempt 2 started$/);
+    await screenshot(page, 'job-timeline');
     await page.close();
   });
 });

@@ -3,6 +3,7 @@ import type { ApiBulkResult, ApiJob, ApiPage, ApiSession } from '../../src/trans
 import { get, post } from '../api';
 import { useLive } from '../live';
 import { JobsTable } from './jobs-table';
+import { StatusMessage } from '../status-message';
 
 /** The discarded jobs, newest first, a page at a time; many can be retried or deleted at once, after a confirmation. */
 export function DeadLetterPage({ session }: { session: ApiSession }) {
@@ -38,9 +39,7 @@ export function DeadLetterPage({ session }: { session: ApiSession }) {
   return (
     <>
       <h1>Dead letter</h1>
-      <p role="status" class="message">
-        {message}
-      </p>
+      <StatusMessage text={message} />
       {canAct && (
         <div class="toolbar" role="group" aria-label="Selected jobs">
           <span data-testid="selected-count">{selected.size} selected</span>

@@ -1,18 +1,20 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ApiBulkResult, ApiEvent, ApiJob, ApiSession } from '../../src/transport/http/api-types';
+import type { ApiBulkResult, ApiEvent, ApiJobDetail, ApiSession, ApiTimelineEntry } from '../../src/transport/http/api-types';
 import { followEvents, get, post } from '../api';
 import { dateTime, json } from '../format';
 import { useLive } from '../live';
+import { StatusMessage } from '../status-message';
 
 /**
  * One job: envelope, args, meta, progress, checkpoint, error history with
- * backtraces, and the events seen while the page is open. It loads again on
- * each of the job's events.
+ * backtraces, its timeline (the server derives it from the envelope, so it
+ * tells the past too) and the raw events seen while the page is open. It
+ * loads again on each of the job's events, which keeps the timeline current.
  */
 export function JobPage({ id, session }: { id: string; session: ApiSession }) {
   const [events, setEvents] = useState<ApiEvent[]>([]);
   const [message, setMessage] = useState('');
-  const live = useLive(() => get<ApiJob>(`jobs/${encodeURIComponent(id)}`), undefined, [id]);
+  const live = useLive(() => get<ApiJobDetail>(`jobs/${encodeURIComponent(id)}`), undefined, [id]);
   useTimeline(id, setEvents, () => live.reload());
   if (live.data === undefined) return <p role="status">{live.error ?? 'Loading…'}</p>;
   const job = live.data;
@@ -30,9 +32,7 @@ export function JobPage({ id, session }: { id: string; session: ApiSession }) {
       <h1>
         Job <span class="id">{job.id}</span> <span class={`badge ${job.state}`}>{job.state}</span>
       </h1>
-      <p role="status" class="message">
-        {message}
-      </p>
+      <StatusMessage text={message} />
       <div class="toolbar">
         {session.may.retryJobs && (job.state === 'discarded' || job.state === 'retryable') && (
           <button type="button" onClick={() => void act('retry')}>
@@ -119,16 +119,52 @@ export function JobPage({ id, session }: { id: string; session: ApiSession }) {
           ))}
         </ol>
       )}
-      <h2>Events since this page opened</h2>
+      <h2>Timeline</h2>
       <ol class="timeline" data-testid="timeline">
-        {events.map((event) => (
-          <li>
-            <time>{dateTime(event.time)}</time> {event.type}
+        {job.timeline.map((entry) => (
+          <li data-kind={entry.kind}>
+            <time dateTime={new Date(entry.at).toISOString()}>{dateTime(entry.at)}</time> {describe(entry)}
           </li>
         ))}
       </ol>
+      <h2>Events since this page opened</h2>
+      {events.length === 0 ? (
+        <p>None yet.</p>
+      ) : (
+        <ol class="timeline" data-testid="live-events">
+          {events.map((event) => (
+            <li>
+              <time dateTime={new Date(event.time).toISOString()}>{dateTime(event.time)}</time> {event.type}
+            </li>
+          ))}
+        </ol>
+      )}
     </>
   );
+}
+
+/** An entry of the timeline in words. */
+function describe(entry: ApiTimelineEntry): string {
+  const attempt = entry.attempt === undefined ? '' : `attempt ${entry.attempt} `;
+  switch (entry.kind) {
+    case 'created':
+      return 'created';
+    case 'scheduled':
+      return `scheduled for ${dateTime(entry.dueAt)}`;
+    case 'enqueued':
+      return 'available to workers';
+    case 'started':
+      return `${attempt}started`;
+    case 'failed':
+      return `${attempt}failed: ${entry.errorType ?? ''}: ${entry.errorMessage ?? ''}`;
+    case 'retry_due':
+      return `${attempt}due`;
+    case 'discarded':
+      return `${attempt}discarded${entry.isDeadLetter === true ? ' to the dead letter' : ''}`;
+    case 'completed':
+    case 'cancelled':
+      return `${attempt}${entry.kind}`;
+  }
 }
 
 /** Collects the job's events as they come, and calls `onEvent` after each (the page loads the job again). */

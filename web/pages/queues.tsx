@@ -4,6 +4,7 @@ import { get, post } from '../api';
 import { duration } from '../format';
 import { useLive } from '../live';
 import { COUNT_STATES } from './overview';
+import { StatusMessage } from '../status-message';
 
 export function QueuesPage({ session }: { session: ApiSession }) {
   const live = useLive(() => get<ApiPage<ApiQueue>>('queues', { pageSize: '1000' }), { types: 'job.*,queue.*' }, []);
@@ -21,9 +22,7 @@ export function QueuesPage({ session }: { session: ApiSession }) {
   return (
     <>
       <h1>Queues</h1>
-      <p role="status" class="message">
-        {message}
-      </p>
+      <StatusMessage text={message} />
       <div class="scroll">
         <table>
           <thead>

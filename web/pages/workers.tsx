@@ -3,6 +3,7 @@ import type { ApiPage, ApiSession, ApiWorker, ApiWorkerState } from '../../src/t
 import { get, post } from '../api';
 import { duration } from '../format';
 import { useLive, useNow } from '../live';
+import { StatusMessage } from '../status-message';
 
 const ACTIONS: { state: ApiWorkerState; label: string }[] = [
   { state: 'quiet', label: 'Quiet' },
@@ -41,9 +42,7 @@ export function WorkersPage({ session }: { session: ApiSession }) {
   return (
     <>
       <h1>Workers</h1>
-      <p role="status" class="message">
-        {message}
-      </p>
+      <StatusMessage text={message} />
       {session.may.steerWorkers && labels.length > 0 && (
         <form class="toolbar" aria-label="Steer workers by label" onSubmit={(e) => e.preventDefault()}>
           <label for="label-select">Label</label>

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { ChannelCredentials } from 'nice-grpc';
+import { ChannelCredentials, Metadata, type ClientMiddleware } from 'nice-grpc';
 
 /** PEM: the bytes themselves, or the path of a file that holds them. */
 export type Pem = Buffer | string;
@@ -34,7 +34,12 @@ export interface SecurityOptions {
   allowPlaintextToken?: boolean;
 }
 
-/** What a channel is opened with: its credentials, and the token its calls carry. */
+/**
+ * What a channel is opened with: its credentials, and the token its calls
+ * carry (through bearerToken). Exported, with resolveChannelSecurity, for
+ * other clients of the contract (the `ojs` command) that open channels of
+ * their own and should decide TLS and tokens as the SDK does.
+ */
 export interface ChannelSecurity {
   readonly credentials: ChannelCredentials;
   readonly token: string | undefined;
@@ -108,4 +113,15 @@ export function isLocal(address: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   return host === '::1';
+}
+
+/**
+ * Adds `authorization: Bearer <token>` to every call. A client middleware
+ * rather than grpc-js call credentials, which grpc-js refuses on a
+ * plaintext channel: a mesh sidecar may be what encrypts it.
+ */
+export function bearerToken(token: string): ClientMiddleware {
+  const authorization = `Bearer ${token}`;
+  return (call, context) =>
+    call.next(call.request, { ...context, metadata: Metadata(context.metadata).set('authorization', authorization) });
 }

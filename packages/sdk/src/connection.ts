@@ -1,5 +1,6 @@
-import { ChannelCredentials, createChannel, createClientFactory, Metadata, type Channel, type ClientMiddleware } from 'nice-grpc';
+import { ChannelCredentials, createChannel, createClientFactory, type Channel } from 'nice-grpc';
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
+import { bearerToken } from './channel-security';
 import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
 import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 
@@ -40,15 +41,4 @@ export function connect(options: ConnectionOptions): Connection {
     jobs: factory.create(JobServiceDefinition, channel),
     close: () => channel.close(),
   };
-}
-
-/**
- * Adds `authorization: Bearer <token>` to every call. A client middleware
- * rather than grpc-js call credentials, which grpc-js refuses on a
- * plaintext channel: a mesh sidecar may be what encrypts it.
- */
-function bearerToken(token: string): ClientMiddleware {
-  const authorization = `Bearer ${token}`;
-  return (call, context) =>
-    call.next(call.request, { ...context, metadata: Metadata(context.metadata).set('authorization', authorization) });
 }

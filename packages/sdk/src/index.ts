@@ -7,7 +7,14 @@
  */
 export { Worker, type WorkerPhase } from './worker';
 export type { WorkerOptions } from './worker-options';
-export type { SecurityOptions, TlsOptions, Pem } from './channel-security';
+export {
+  resolveChannelSecurity,
+  bearerToken,
+  type ChannelSecurity,
+  type SecurityOptions,
+  type TlsOptions,
+  type Pem,
+} from './channel-security';
 export type { JobContext, JobHandler } from './job-context';
 export type { ExecutionMiddleware } from './job-runner';
 export { Producer, type EnqueueMiddleware, type JobSpec, type ProducerOptions } from './producer';

@@ -8,18 +8,22 @@ import type { MemoryTables, WorkerSlot } from './memory-tables';
 /**
  * Moves available jobs to active for a worker (JobStore.claim): queues in
  * the order given, skipping paused ones, then priority, then FIFO; never
- * beyond the worker's free capacity or the byte budget.
+ * beyond the worker's free capacity, the byte budget or a queue's limits.
  */
 export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: ClaimParams): ClaimResult {
-  if (desiredState(entry.worker) !== 'running') return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false };
+  if (desiredState(entry.worker) !== 'running')
+    return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false, heldBackByRate: [] };
   const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
   const jobs: Job[] = [];
   let bytes = 0;
   let isBudgetSpent = false;
+  const heldBackByRate: ClaimResult['heldBackByRate'] = [];
+  const activeOf = (queue: string): number => tables.counts.get(queue)?.active ?? 0;
   for (const queue of params.queues) {
     // A paused queue delivers nothing; the worker's other queues still do.
     if (tables.paused.has(queue)) continue;
-    while (!isBudgetSpent && jobs.length < limit) {
+    let { slots } = tables.limiter.allowance(queue, activeOf(queue), params.now);
+    while (!isBudgetSpent && jobs.length < limit && slots > 0) {
       const slot = tables.firstReady(queue);
       if (slot === undefined) break;
       // Past its waiting deadline: never started; the expiry pass discards it.
@@ -40,7 +44,13 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
       tables.transit(slot, patch, params.now);
       jobs.push(slot.job);
       entry.held.add(slot.job.id);
+      tables.limiter.started(queue, params.now);
+      slots -= 1;
     }
+    // Jobs wait for the rate window: say when it reopens, so that someone wakes then.
+    const { opensAt } = slots === 0 ? tables.limiter.allowance(queue, activeOf(queue), params.now) : {};
+    if (opensAt !== undefined && tables.firstReady(queue) !== undefined) heldBackByRate.push({ queue, opensAt });
   }
-  return { isRunning: true, jobs, freeCapacity: Math.max(0, entry.worker.concurrency - entry.held.size), isBudgetSpent };
+  const freeCapacity = Math.max(0, entry.worker.concurrency - entry.held.size);
+  return { isRunning: true, jobs, freeCapacity, isBudgetSpent, heldBackByRate };
 }

@@ -3,6 +3,7 @@ import { compareCursors } from '../../domain/event-facts';
 import { JOB_STATES, type Job, type JobState } from '../../domain/job';
 import type { EventRetention } from '../../domain/retention';
 import { softTimeoutAt, waitingDeadline } from '../../domain/timeouts';
+import { holdsUniqueKey } from '../../domain/unique-policy';
 import { availableListingKey, listingKey, listingTimeOf, RUN_SEQUENCE_SPAN } from '../../domain/job-query';
 import { PRIORITY_MAX } from '../../domain/job-submission';
 import { isQueueIndexed, jobIdOfKey, TIME_LISTED_STATES } from './listing-indexes';
@@ -54,6 +55,8 @@ export function auditTables(tables: MemoryTables, bounds: { events: Readonly<Eve
   checkCounters(tables, problems);
   checkListings(tables, problems);
   checkQueues(tables, problems);
+  checkUniqueKeys(tables, problems);
+  problems.push(...tables.limiter.problems());
   checkLog(tables, bounds, problems);
   checkWorkers(tables, problems);
   return problems;
@@ -261,4 +264,24 @@ function mismatch(problems: string[], what: string, counted: number, actual: num
 /** The priority a run rank was made for (domain runRank). */
 function runPriority(rank: number): number {
   return PRIORITY_MAX - Math.floor(rank / RUN_SEQUENCE_SPAN);
+}
+
+/**
+ * Each uniqueness key names a job that has it and is in one of its policy's
+ * states; a job in its counted states holds its key, or a later job does.
+ */
+function checkUniqueKeys(tables: MemoryTables, problems: string[]): void {
+  for (const [key, id] of tables.uniqueKeys) {
+    const job = tables.jobs.get(id)?.job;
+    if (job === undefined) problems.push(`uniqueness key ${key} names job ${quote(id)}, which does not exist`);
+    else if (job.unique?.key !== key)
+      problems.push(`uniqueness key ${key} names job ${quote(id)}, whose key is ${job.unique?.key ?? 'none'}`);
+    else if (!holdsUniqueKey(job))
+      problems.push(`uniqueness key ${key} is held by job ${quote(id)} in ${job.state}, which its policy does not count`);
+  }
+  for (const { job } of tables.jobs.values()) {
+    if (holdsUniqueKey(job) && !tables.uniqueKeys.has(job.unique.key)) {
+      problems.push(`job ${quote(job.id)} is ${job.state} but its uniqueness key ${job.unique.key} is missing`);
+    }
+  }
 }

@@ -16,6 +16,7 @@ import type {
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
+  EnqueueOutcome,
   ExtendLeaseParams,
   FactPage,
   FailParams,
@@ -23,6 +24,7 @@ import type {
   Page,
   PageRequest,
   PauseParams,
+  QueueLimitsParams,
   ProgressParams,
   QueueCounts,
   QueueStats,
@@ -44,6 +46,7 @@ import { MemoryTables, zeroCounts, type JobSlot, type WorkerSlot } from './memor
 import { checkRoom, resolveLimits, type MemoryStoreLimits } from './memory-store-limits';
 import { ack, extendLease, fail, recordProgress, recover, releaseUndelivered } from './settle-jobs';
 import { storedBytes } from './stored-size';
+import { applyUnique, planUnique } from './unique-enqueue';
 import { discardWaiting, promoteDue, pruneTerminal, surfaceDue, takeDueSoftTimeouts } from './timed-changes';
 import { directWorker, listWorkers, recordBeat, registerWorker, removeWorker, snapshot } from './worker-changes';
 
@@ -80,19 +83,26 @@ export class MemoryJobStore implements JobStore {
     this.tables = new MemoryTables(events, this.limits.maxEventBytes);
   }
 
-  async enqueue(jobs: readonly Job[]): Promise<void> {
+  async enqueue(jobs: readonly Job[]): Promise<EnqueueOutcome[]> {
     const ids = new Set<string>();
-    let bytes = 0;
-    const sizes = jobs.map((job) => {
+    for (const job of jobs) {
       if (this.tables.jobs.has(job.id) || ids.has(job.id)) throw duplicateJob(job.id);
       ids.add(job.id);
+    }
+    // A batch is built at one instant, its creation time.
+    const now = jobs[0]?.createdAt ?? 0;
+    const plans = planUnique(this.tables, jobs, now);
+    let bytes = 0;
+    let stored = 0;
+    const sizes = jobs.map((job, i) => {
+      if (plans[i]!.kind === 'existing') return 0;
       const size = storedBytes(job);
       bytes += size;
+      stored += 1;
       return size;
     });
-    checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: jobs.length, bytes });
-    jobs.forEach((job, i) => this.tables.insert(job, sizes[i]!));
-    this.flush();
+    checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: stored, bytes });
+    return this.flushed(applyUnique(this.tables, jobs, plans, now, (job, i) => this.tables.insert(job, sizes[i]!)));
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -238,7 +248,8 @@ export class MemoryJobStore implements JobStore {
   }
 
   async queueStats(queue: string, now: number): Promise<QueueStats> {
-    const counts = this.tables.queueCounts(queue) ?? { queue, paused: false, ...zeroCounts() };
+    const limits = this.tables.limiter.limitsOf(queue);
+    const counts = this.tables.queueCounts(queue) ?? { queue, paused: false, ...zeroCounts(), ...(limits === undefined ? {} : { limits }) };
     return { counts, minutes: this.tables.throughput.minutes(queue, now) };
   }
 
@@ -246,6 +257,14 @@ export class MemoryJobStore implements JobStore {
     const changed = this.tables.setPaused(params.queue, params.paused, params.now, params.actor);
     this.flush();
     return { changed };
+  }
+
+  async setQueueLimits(params: QueueLimitsParams): Promise<void> {
+    this.tables.limiter.set(params.queue, params.limits);
+    const available = this.tables.counts.get(params.queue)?.available ?? 0;
+    if (available > 0 && !this.tables.paused.has(params.queue))
+      this.tables.signal({ kind: 'jobsAvailable', queue: params.queue, count: available });
+    this.flush();
   }
 
   async listJobs(query: JobQuery): Promise<Page<Job>> {

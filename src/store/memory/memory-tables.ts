@@ -15,9 +15,11 @@ import { ListingIndexes } from './listing-indexes';
 import { mergeSignals } from './merge-signals';
 import { MinHeap } from './min-heap';
 import { PriorityFifo } from './priority-fifo';
+import { QueueLimiter } from './queue-limiter';
 import { QueueThroughput } from './queue-throughput';
 import { SortedKeySet } from './sorted-key-set';
 import { storedBytesDelta } from './stored-size';
+import { holdsUniqueKey } from '../../domain/unique-policy';
 
 /** A stored job plus the bookkeeping that validates its index entries. */
 export interface JobSlot {
@@ -86,6 +88,8 @@ export class MemoryTables {
   readonly paused = new Set<string>();
   /** The queues that hold jobs or are paused (the keys of `counts` and `paused`), in order, for paged listings. */
   readonly queueNames = new SortedKeySet();
+  /** The queues' fleet-wide limits and their logs of recent starts. */
+  readonly limiter = new QueueLimiter();
   /** The listing keys of the jobs of states listed by time, per state and per state and queue. */
   readonly listings = new ListingIndexes();
   /** Completed, failed and discarded counts per queue and minute; a queue's go with it. */
@@ -112,6 +116,12 @@ export class MemoryTables {
     cancelled: new MinHeap(),
     discarded: new MinHeap(),
   };
+  /**
+   * Uniqueness keys (domain unique-policy.ts) and the id of the job holding
+   * each: an entry goes when its job leaves its policy's states or the store,
+   * so there are never more entries than jobs.
+   */
+  readonly uniqueKeys = new Map<string, string>();
   /** Sum of the stored sizes of all jobs. */
   storedBytes = 0;
   /** The latest time of a soft timeout taken so far: every entry due by then has left its heap. */
@@ -134,7 +144,13 @@ export class MemoryTables {
     this.storedBytes += bytes;
     this.count(job.queue, job.state, 1);
     this.index(slot);
+    if (holdsUniqueKey(job)) this.uniqueKeys.set(job.unique.key, job.id);
     this.record(transitionOf(job, 'none', job.createdAt));
+  }
+
+  /** Drops the job's uniqueness key if it holds it (a later job may have taken it over). */
+  private releaseUniqueKey(job: Job): void {
+    if (job.unique !== undefined && this.uniqueKeys.get(job.unique.key) === job.id) this.uniqueKeys.delete(job.unique.key);
   }
 
   /**
@@ -155,6 +171,7 @@ export class MemoryTables {
       this.unlist(before, slot.key);
       this.index(slot);
       if (before.state === 'available') this.sweepReady(before.queue);
+      if (!holdsUniqueKey(slot.job)) this.releaseUniqueKey(before);
       this.sweep();
     }
     return slot.job;
@@ -188,6 +205,7 @@ export class MemoryTables {
   remove(slot: JobSlot): void {
     const { queue, state } = slot.job;
     this.jobs.delete(slot.job.id);
+    this.releaseUniqueKey(slot.job);
     this.storedBytes -= slot.bytes;
     this.unlist(slot.job, slot.key);
     this.count(queue, state, -1);
@@ -317,6 +335,8 @@ export class MemoryTables {
     const listed: QueueCounts = { queue, paused, ...(counts ?? zeroCounts()) };
     const next = this.firstReady(queue)?.job.enqueuedAt;
     if (next !== undefined) listed.oldestAvailableAt = next;
+    const limits = this.limiter.limitsOf(queue);
+    if (limits !== undefined) listed.limits = limits;
     return listed;
   }
 

@@ -2,6 +2,7 @@ import { JOB_STATES, type HandlerCode, type Job, type JobError, type JobState } 
 import { isTerminal } from '../../domain/job-state-machine';
 import { leaseToken } from '../../domain/lease';
 import type { JsonObject, JsonValue } from '../../domain/json';
+import { UNIQUE_CONFLICTS, UNIQUE_DIMENSIONS, type UniqueConstraint, type UniquePolicy } from '../../domain/job';
 import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type OnExhaustion, type RetryPolicy } from '../../domain/retry-policy';
 import {
   readArray,
@@ -45,6 +46,7 @@ interface JobBody {
   retry?: RetryPolicy;
   visibilityTimeoutMs: number;
   schema?: string;
+  unique?: UniqueConstraint;
   createdAt: number;
 }
 
@@ -73,6 +75,7 @@ export function encodeBody(job: Job): string {
   if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
   if (job.schema !== undefined) body.schema = job.schema;
+  if (job.unique !== undefined) body.unique = job.unique;
   return JSON.stringify(body);
 }
 
@@ -103,6 +106,22 @@ function readRetryPolicy(value: JsonValue | undefined): RetryPolicy {
   };
 }
 
+/** A unique constraint as encodeBody wrote it (checked by the domain at enqueue). */
+function readUniqueConstraint(value: JsonValue | undefined): UniqueConstraint {
+  const fields = readJsonObject(value, 'job body unique');
+  const policy = readJsonObject(fields['policy'], 'unique policy');
+  const read: UniquePolicy = {
+    keys: readStrings(policy['keys'], 'unique keys').map((key) => readOneOf(key, UNIQUE_DIMENSIONS, 'unique key dimension')),
+    states: readStrings(policy['states'], 'unique states').map((state) => readOneOf(state, JOB_STATES, 'unique state')),
+    onConflict: readOneOf(policy['onConflict'], UNIQUE_CONFLICTS, 'unique onConflict'),
+  };
+  if (policy['argsKeys'] !== undefined) read.argsKeys = readStrings(policy['argsKeys'], 'unique argsKeys');
+  if (policy['metaKeys'] !== undefined) read.metaKeys = readStrings(policy['metaKeys'], 'unique metaKeys');
+  if (policy['period'] !== undefined) read.period = readString(policy['period'], 'unique period');
+  if (policy['periodMs'] !== undefined) read.periodMs = readNumber(policy['periodMs'], 'unique periodMs');
+  return { policy: read, key: readString(fields['key'], 'unique key') };
+}
+
 function optionalNumber(value: JsonValue | undefined, what: string): number | undefined {
   return value === undefined ? undefined : readNumber(value, what);
 }
@@ -128,6 +147,7 @@ function readBody(text: string): JobBody {
     retry: body['retry'] === undefined ? undefined : readRetryPolicy(body['retry']),
     visibilityTimeoutMs: readNumber(body['visibilityTimeoutMs'], 'job visibilityTimeoutMs'),
     schema: schema === undefined ? undefined : readString(schema, 'job schema'),
+    unique: body['unique'] === undefined ? undefined : readUniqueConstraint(body['unique']),
     createdAt: readNumber(body['createdAt'], 'job createdAt'),
   };
 }
@@ -172,6 +192,7 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
     retry: body.retry ?? DEFAULT_RETRY_POLICY,
     visibilityTimeoutMs: body.visibilityTimeoutMs,
     schema: body.schema,
+    unique: body.unique,
     state,
     attempt,
     createdAt: body.createdAt,

@@ -41,6 +41,16 @@ export class RedisKeys {
   readonly eventPosition: string;
   /** The pub/sub channel of live heartbeat notices (never stored). */
   readonly heartbeats: string;
+  /** The queues' fleet-wide limits: a hash, queue -> "maxActive,rate limit,rate period ms" ('' where unset). */
+  readonly limits: string;
+  /** Per queue with a rate (`<starts><queue>`), its sliding log of recent starts: a sorted set, "<job id>:<attempt>" by start time. */
+  readonly starts: string;
+  /**
+   * Per uniqueness key (`<unique><key>`, domain unique-policy.ts), the id of
+   * the job holding it; expires at the job's created_at plus its policy's
+   * period, and goes when the job leaves its policy's states.
+   */
+  readonly unique: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -64,6 +74,9 @@ export class RedisKeys {
     this.events = `${prefix}:events`;
     this.eventPosition = `${prefix}:event-position`;
     this.heartbeats = `${prefix}:heartbeats`;
+    this.limits = `${prefix}:limits`;
+    this.starts = `${prefix}:starts:`;
+    this.unique = `${prefix}:unique:`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -89,6 +102,9 @@ export class RedisKeys {
       this.events,
       this.heartbeats,
       this.eventPosition,
+      this.limits,
+      this.starts,
+      this.unique,
     ];
   }
 

@@ -14,6 +14,7 @@ import type {
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
+  EnqueueOutcome,
   ExtendLeaseParams,
   FactPage,
   FailParams,
@@ -21,6 +22,7 @@ import type {
   Page,
   PageRequest,
   PauseParams,
+  QueueLimitsParams,
   ProgressParams,
   QueueCounts,
   QueueStats,
@@ -75,6 +77,7 @@ import { registerWorkerScript } from './scripts/register-worker';
 import { releaseUndeliveredScript } from './scripts/release-undelivered';
 import { removeWorkerScript } from './scripts/remove-worker';
 import { retryJobsScript } from './scripts/retry-jobs';
+import { setQueueLimitsScript } from './scripts/set-queue-limits';
 import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 import { decodeSignal, encodeSignal } from './signal-codec';
@@ -222,8 +225,8 @@ export class RedisJobStore implements JobStore {
     return store;
   }
 
-  async enqueue(jobs: readonly Job[]): Promise<void> {
-    if (jobs.length > 0) await this.run(enqueueScript, jobs);
+  async enqueue(jobs: readonly Job[]): Promise<EnqueueOutcome[]> {
+    return jobs.length > 0 ? this.run(enqueueScript, jobs) : [];
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -340,6 +343,10 @@ export class RedisJobStore implements JobStore {
 
   setQueuePaused(params: PauseParams): Promise<{ changed: boolean }> {
     return this.run(setQueuePausedScript, params);
+  }
+
+  setQueueLimits(params: QueueLimitsParams): Promise<void> {
+    return this.run(setQueueLimitsScript, params);
   }
 
   async listJobs(query: JobQuery): Promise<Page<Job>> {

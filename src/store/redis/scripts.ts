@@ -34,6 +34,7 @@ import { registerWorkerScript } from './scripts/register-worker';
 import { releaseUndeliveredScript } from './scripts/release-undelivered';
 import { removeWorkerScript } from './scripts/remove-worker';
 import { retryJobsScript } from './scripts/retry-jobs';
+import { setQueueLimitsScript } from './scripts/set-queue-limits';
 import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 
@@ -71,6 +72,7 @@ export const SCRIPTS = [
   listQueuesScript,
   queueStatsScript,
   setQueuePausedScript,
+  setQueueLimitsScript,
   listJobsScript,
   cancelJobsScript,
   retryJobsScript,
@@ -92,7 +94,7 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
 export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua'] as const;
 
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 20;
+export const SCRIPT_KEY_COUNT = 23;
 
 /** The text of the libraries every script starts with. */
 export function libraryPrelude(): string {

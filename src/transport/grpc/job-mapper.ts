@@ -10,7 +10,13 @@ import {
   type RetryPolicy,
   type RetryPolicyInput,
 } from '../../domain/retry-policy';
-import type { Job as ProtoJob, JobError as ProtoJobError, RetryPolicy as ProtoRetryPolicy } from '../../../gen/ojs/server/v1/job';
+import { describeUniquePolicy, type UniquePolicyInput } from '../../domain/unique-policy';
+import type {
+  Job as ProtoJob,
+  JobError as ProtoJobError,
+  RetryPolicy as ProtoRetryPolicy,
+  UniquePolicy as ProtoUniquePolicy,
+} from '../../../gen/ojs/server/v1/job';
 import type { Delivery } from '../../../gen/ojs/server/v1/worker_service';
 import { fromProtoHandlerCode, fromProtoOnExhaustion, toProtoHandlerCode, toProtoJobState, toProtoOnExhaustion } from './enum-mapping';
 import { fromDate, toDate } from './time-mapping';
@@ -39,7 +45,20 @@ export function toSubmission(job: ProtoJob, index: number): JobSubmission {
   if (job.scheduledAt !== undefined) submission.scheduledAt = fromDate(job.scheduledAt)!;
   if (job.expiresAt !== undefined) submission.expiresAt = fromDate(job.expiresAt)!;
   if (job.retry !== undefined) submission.retry = toRetryInput(job.retry, `jobs[${index}].retry`);
+  if (job.unique !== undefined) submission.unique = toUniqueInput(job.unique);
   return submission;
+}
+
+/** A unique policy as sent: empty lists and strings are absent fields (the domain applies the defaults). */
+function toUniqueInput(unique: ProtoUniquePolicy): UniquePolicyInput {
+  const input: UniquePolicyInput = {};
+  if (unique.keys.length > 0) input.keys = unique.keys;
+  if (unique.argsKeys.length > 0) input.argsKeys = unique.argsKeys;
+  if (unique.metaKeys.length > 0) input.metaKeys = unique.metaKeys;
+  if (unique.period !== '') input.period = unique.period;
+  if (unique.states.length > 0) input.states = unique.states;
+  if (unique.onConflict !== '') input.onConflict = unique.onConflict;
+  return input;
 }
 
 function toRetryInput(retry: ProtoRetryPolicy, path: string): RetryPolicyInput {
@@ -91,6 +110,7 @@ export function toProtoJob(job: Job): ProtoJob {
     enqueueTtl: seconds(job.enqueueTtlMs),
     gracePeriod: seconds(job.gracePeriodMs),
     heartbeatTimeout: seconds(job.heartbeatTimeoutMs),
+    unique: job.unique === undefined ? undefined : describeUniquePolicy(job.unique.policy),
     state: toProtoJobState(job.state),
     attempt: job.attempt,
     createdAt: toDate(job.createdAt),

@@ -19,7 +19,7 @@ export class JobServiceHandlers implements JobServiceImplementation {
   constructor(private readonly app: Application) {}
 
   async enqueue(request: EnqueueRequest, context: CallContext) {
-    const jobs = await this.app.jobs.enqueue(
+    const outcomes = await this.app.jobs.enqueue(
       principalOf(context),
       request.jobs.map((job, i) => toSubmission(job, i)),
       {
@@ -27,7 +27,10 @@ export class JobServiceHandlers implements JobServiceImplementation {
         trace: traceContextOf(context),
       },
     );
-    return { jobs: jobs.map(toProtoJob) };
+    return {
+      jobs: outcomes.map(({ job }) => toProtoJob(job)),
+      outcomes: outcomes.map(({ deduplicated, replaced }) => ({ deduplicated, replacedJobId: replaced?.jobId ?? '' })),
+    };
   }
 
   async getJob(request: GetJobRequest, context: CallContext) {

@@ -85,6 +85,7 @@ const OJS_RULES: [string, MethodRule][] = [
     pauseQueue: OPERATORS,
     resumeQueue: OPERATORS,
     getQueueStats: READERS,
+    setQueueLimits: OPERATORS,
   }),
 ];
 

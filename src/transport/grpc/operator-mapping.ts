@@ -1,5 +1,6 @@
 import type { BulkOperation, BulkResult } from '../../app/bulk-changes';
 import type { LifecycleEvent } from '../../domain/event-catalog';
+import type { QueueLimits } from '../../domain/queue-limits';
 import { desiredState } from '../../domain/worker';
 import type { QueueCounts, QueueStats, WorkerSnapshot, WorkerTarget } from '../../store/job-store';
 import { invalidRequest, OjsError } from '../../domain/errors';
@@ -8,13 +9,14 @@ import type {
   GetQueueStatsResponse,
   JobEvent as ProtoJobEvent,
   QueueInfo,
+  QueueLimits as ProtoQueueLimits,
   SetWorkerStateRequest,
   WorkerInfo,
 } from '../../../gen/ojs/server/v1/operator_service';
 import { JobState } from '../../../gen/ojs/server/v1/job';
 import { toProtoJobState, toProtoWorkerState } from './enum-mapping';
 import { toPageToken } from './page-token';
-import { toDate, toDuration } from './time-mapping';
+import { fromDuration, toDate, toDuration } from './time-mapping';
 
 /** A lifecycle event on the wire (ojs-events section 2); job fields stay empty for worker and queue events. */
 export function toProtoEvent(event: LifecycleEvent): ProtoJobEvent {
@@ -36,14 +38,29 @@ export function toProtoEvent(event: LifecycleEvent): ProtoJobEvent {
   };
 }
 
-/** A queue's counts, pause and lag (how long its oldest available job has waited at `now`). */
-export function toQueueInfo({ queue, paused, oldestAvailableAt, ...counts }: QueueCounts, now: number): QueueInfo {
+/** A queue's counts, pause, limits and lag (how long its oldest available job has waited at `now`). */
+export function toQueueInfo({ queue, paused, oldestAvailableAt, limits, ...counts }: QueueCounts, now: number): QueueInfo {
   return {
     name: queue,
     ...counts,
     paused,
     lag: oldestAvailableAt === undefined ? undefined : toDuration(Math.max(0, now - oldestAvailableAt)),
     oldestAvailableAt: toDate(oldestAvailableAt),
+    limits: limits === undefined ? undefined : toProtoQueueLimits(limits),
+  };
+}
+
+function toProtoQueueLimits({ maxActive, rate }: QueueLimits): ProtoQueueLimits {
+  return { maxActive, rate: rate === undefined ? undefined : { limit: rate.limit, period: toDuration(rate.periodMs) } };
+}
+
+/** A request's limits; an unset rate period is 0 ms, for the domain to refuse. */
+export function fromProtoQueueLimits(limits: ProtoQueueLimits | undefined): QueueLimits | undefined {
+  if (limits === undefined) return undefined;
+  const { maxActive, rate } = limits;
+  return {
+    ...(maxActive === undefined ? {} : { maxActive }),
+    ...(rate === undefined ? {} : { rate: { limit: rate.limit, periodMs: fromDuration(rate.period) ?? 0 } }),
   };
 }
 

@@ -19,6 +19,7 @@ import {
   type OperatorServiceImplementation,
   type PauseQueueRequest,
   type ResumeQueueRequest,
+  type SetQueueLimitsRequest,
   type RetryJobsRequest,
   type SetWorkerStateRequest,
   type WatchEventsRequest,
@@ -28,7 +29,15 @@ import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState } from './enum-mapping';
 import { toJobFilterInput } from './job-filter-mapping';
 import { toProtoJob } from './job-mapper';
-import { toProtoBulkResult, toProtoEvent, toQueueInfo, toQueueStats, toTarget, toWorkerInfo } from './operator-mapping';
+import {
+  fromProtoQueueLimits,
+  toProtoBulkResult,
+  toProtoEvent,
+  toQueueInfo,
+  toQueueStats,
+  toTarget,
+  toWorkerInfo,
+} from './operator-mapping';
 import { principalOf } from './auth-context';
 import { fromPageToken, toPageToken } from './page-token';
 import { shuttingDown } from './shutting-down';
@@ -79,6 +88,11 @@ export class OperatorServiceHandlers implements OperatorServiceImplementation {
 
   async resumeQueue(request: ResumeQueueRequest, context: CallContext) {
     return { queue: toQueueInfo(await this.app.queues.setPaused(principalOf(context), request.queue, false), this.now()) };
+  }
+
+  async setQueueLimits(request: SetQueueLimitsRequest, context: CallContext) {
+    const limits = fromProtoQueueLimits(request.limits);
+    return { queue: toQueueInfo(await this.app.queues.setLimits(principalOf(context), request.queue, limits), this.now()) };
   }
 
   async getQueueStats(request: GetQueueStatsRequest, context: CallContext) {

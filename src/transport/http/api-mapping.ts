@@ -2,9 +2,10 @@ import type { BulkResult } from '../../app/bulk-changes';
 import { OjsError } from '../../domain/errors';
 import type { LifecycleEvent } from '../../domain/event-catalog';
 import type { Job, JobError } from '../../domain/job';
+import { jobTimeline } from '../../domain/job-timeline';
 import { desiredState } from '../../domain/worker';
 import type { QueueCounts, QueueStats, WorkerSnapshot } from '../../store/job-store';
-import type { ApiBulkResult, ApiEvent, ApiJob, ApiJobError, ApiQueue, ApiQueueStats, ApiWorker } from './api-types';
+import type { ApiBulkResult, ApiEvent, ApiJob, ApiJobDetail, ApiJobError, ApiQueue, ApiQueueStats, ApiWorker } from './api-types';
 
 /** Domain values as the dashboard's JSON (api-types.ts): the HTTP twin of the gRPC mappers. */
 
@@ -80,6 +81,11 @@ export function toApiJob(job: Job): ApiJob {
       lastCheckpoint: rest.lastCheckpoint,
     }),
   };
+}
+
+/** A job with its timeline, for its own page (listings leave the timeline out: nobody reads it there). */
+export function toApiJobDetail(job: Job): ApiJobDetail {
+  return { ...toApiJob(job), timeline: jobTimeline(job) };
 }
 
 export function toApiBulkResult(result: BulkResult): ApiBulkResult {

@@ -11,7 +11,7 @@ import type { WorkerFilter, WorkerTarget } from '../../store/job-store';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { fromPageToken, toPageToken } from '../grpc/page-token';
-import { toApiBulkResult, toApiJob, toApiQueue, toApiQueueStats, toApiWorker } from './api-mapping';
+import { toApiBulkResult, toApiJob, toApiJobDetail, toApiQueue, toApiQueueStats, toApiWorker } from './api-mapping';
 import type { ApiPage, ApiQueue, ApiSession, ApiWorker, ApiJob } from './api-types';
 import { mayCall } from './http-auth';
 
@@ -144,7 +144,7 @@ export function apiRoutes(app: Application, isAuthRequired: boolean): ApiRoute[]
       method: 'GET',
       path: 'jobs/:id',
       grpcMethod: GET_JOB,
-      handle: async ({ caller, params }) => toApiJob(await app.jobs.get(caller, params['id']!)),
+      handle: async ({ caller, params }) => toApiJobDetail(await app.jobs.get(caller, params['id']!)),
     },
     bulk('retry', 'retryJobs'),
     bulk('delete', 'deleteJobs'),

@@ -99,6 +99,22 @@ export interface ApiJob {
   lastCheckpoint?: unknown;
 }
 
+/** One moment of a job's past (domain job-timeline.ts: derived from the envelope, so it outlives the event log). */
+export interface ApiTimelineEntry {
+  kind: 'created' | 'scheduled' | 'enqueued' | 'started' | 'failed' | 'retry_due' | 'completed' | 'cancelled' | 'discarded';
+  at: number;
+  attempt?: number;
+  dueAt?: number;
+  errorType?: string;
+  errorMessage?: string;
+  isDeadLetter?: boolean;
+}
+
+/** A job as its own page shows it: the envelope and its timeline, oldest first. */
+export interface ApiJobDetail extends ApiJob {
+  timeline: ApiTimelineEntry[];
+}
+
 export interface ApiBulkResult {
   matched: number;
   succeeded: number;

@@ -56,10 +56,10 @@ export class AppHarness {
 
   /** Enqueues one job of type `test.job` on `default`, with whatever the test overrides. */
   async enqueue(submission: Partial<JobSubmission> = {}, options: { pending?: boolean } = {}, caller = ANONYMOUS): Promise<Job> {
-    const [job] = await this.app.jobs.enqueue(caller, [{ type: 'test.job', args: [], ...submission }], {
+    const [outcome] = await this.app.jobs.enqueue(caller, [{ type: 'test.job', args: [], ...submission }], {
       pending: options.pending ?? false,
     });
-    return job!;
+    return outcome!.job;
   }
 
   /** Registers a worker consuming `default`, with whatever the test overrides, owned by `caller`. */

@@ -44,31 +44,31 @@ describe('JobCommands', () => {
     });
 
     it("copies the caller's trace context into meta", async () => {
-      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
+      const [outcome] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
         pending: false,
         trace: { traceparent: TRACEPARENT, tracestate: 'vendor=1' },
       });
 
-      expect(job!.meta).toEqual({ tenant: 'a', traceparent: TRACEPARENT, tracestate: 'vendor=1' });
+      expect(outcome!.job.meta).toEqual({ tenant: 'a', traceparent: TRACEPARENT, tracestate: 'vendor=1' });
     });
 
     it("keeps a traceparent the producer put in meta over the caller's", async () => {
       const own = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { traceparent: own } }], {
+      const [outcome] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { traceparent: own } }], {
         pending: false,
         trace: { traceparent: TRACEPARENT },
       });
 
-      expect(job!.meta).toEqual({ traceparent: own });
+      expect(outcome!.job.meta).toEqual({ traceparent: own });
     });
 
     it('leaves meta as submitted when the call carries no trace context', async () => {
-      const [job] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
+      const [outcome] = await h.app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [], meta: { tenant: 'a' } }], {
         pending: false,
         trace: {},
       });
 
-      expect(job!.meta).toEqual({ tenant: 'a' });
+      expect(outcome!.job.meta).toEqual({ tenant: 'a' });
     });
 
     it('stores nothing when one job of a batch is invalid', async () => {

@@ -1,4 +1,5 @@
 import { OjsError } from '../../../src/domain/errors';
+import { sha256Hex } from '../../../lib/sha256';
 import { DEFAULT_PAYLOAD_LIMITS } from '../../../src/domain/limits';
 import { buildJob, buildJobs, type JobCreation, type JobSubmission, type SubmissionProblems } from '../../../src/domain/job-submission';
 import { thrownBy } from '../../support/thrown';
@@ -7,6 +8,7 @@ const NOW = Date.parse('2026-03-01T00:00:00Z');
 const creation: JobCreation = {
   now: NOW,
   newId: () => '01961234-5678-7abc-8ef0-123456789abc',
+  digest: sha256Hex,
   defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
   limits: DEFAULT_PAYLOAD_LIMITS,
   pending: false,

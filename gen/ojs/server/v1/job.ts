@@ -156,6 +156,15 @@ export interface Job {
    * 0 means the server default (60).
    */
   heartbeatTimeout: number;
+  /**
+   * Deduplication (ojs-unique-jobs): while a job with the same uniqueness
+   * key is in one of the policy's states (and within its period), this one
+   * is refused, deduplicated or replaces it, as on_conflict says. The server
+   * returns the effective policy.
+   */
+  unique:
+    | UniquePolicy
+    | undefined;
   /** Current lifecycle state. */
   state: JobState;
   /** Number of the current (or last) attempt; 0 until the job first runs. */
@@ -249,6 +258,43 @@ export interface RetryPolicy {
   onExhaustion: OnExhaustion;
 }
 
+/**
+ * UniquePolicy is ojs-unique-jobs section 2, with its JSON names and values.
+ * The key is the SHA-256 of the canonical JSON (sorted keys, NFC strings) of
+ * the chosen dimensions; the type is always one of them.
+ */
+export interface UniquePolicy {
+  /**
+   * Dimensions of the key: "type", "queue", "args", "meta" (case-sensitive).
+   * Empty means ["type"].
+   */
+  keys: string[];
+  /**
+   * With "args" in keys: the top-level keys of the first argument (which must
+   * be an object holding each of them) that make the key. Empty means all args.
+   */
+  argsKeys: string[];
+  /** With "meta" in keys (then required): the top-level meta keys that make the key. */
+  metaKeys: string[];
+  /**
+   * ISO 8601 duration (weeks, days, hours, minutes, seconds), counted from
+   * the existing job's created_at, after which it no longer blocks. Empty
+   * means for as long as it is in one of states.
+   */
+  period: string;
+  /**
+   * States (lowercase OJS names) in which an existing job counts as a
+   * duplicate. Empty means available, active, scheduled, retryable, pending.
+   */
+  states: string[];
+  /**
+   * "reject" (the default: ALREADY_EXISTS naming the existing job), "ignore"
+   * (the existing job is returned in this one's place) or "replace" (the
+   * existing job is cancelled and this one stored).
+   */
+  onConflict: string;
+}
+
 /** JobError is a structured failure (ojs-core section 8). */
 export interface JobError {
   /**
@@ -294,6 +340,7 @@ function createBaseJob(): Job {
     enqueueTtl: 0,
     gracePeriod: undefined,
     heartbeatTimeout: 0,
+    unique: undefined,
     state: 0,
     attempt: 0,
     createdAt: undefined,
@@ -364,6 +411,9 @@ export const Job: MessageFns<Job> = {
     }
     if (message.heartbeatTimeout !== 0) {
       writer.uint32(136).int32(message.heartbeatTimeout);
+    }
+    if (message.unique !== undefined) {
+      UniquePolicy.encode(message.unique, writer.uint32(146).fork()).join();
     }
     if (message.state !== 0) {
       writer.uint32(160).int32(message.state);
@@ -562,6 +612,14 @@ export const Job: MessageFns<Job> = {
             message.heartbeatTimeout = reader.int32();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.unique = UniquePolicy.decode(reader, reader.uint32());
+            continue;
+          }
           case 20: {
             if (tag !== 160) {
               break;
@@ -718,6 +776,9 @@ export const Job: MessageFns<Job> = {
     message.enqueueTtl = object.enqueueTtl ?? 0;
     message.gracePeriod = object.gracePeriod ?? undefined;
     message.heartbeatTimeout = object.heartbeatTimeout ?? 0;
+    message.unique = (object.unique !== undefined && object.unique !== null)
+      ? UniquePolicy.fromPartial(object.unique)
+      : undefined;
     message.state = object.state ?? 0;
     message.attempt = object.attempt ?? 0;
     message.createdAt = object.createdAt ?? undefined;
@@ -870,6 +931,121 @@ export const RetryPolicy: MessageFns<RetryPolicy> = {
     message.jitter = object.jitter ?? undefined;
     message.nonRetryableErrors = object.nonRetryableErrors?.map((e) => e) || [];
     message.onExhaustion = object.onExhaustion ?? 0;
+    return message;
+  },
+};
+
+function createBaseUniquePolicy(): UniquePolicy {
+  return { keys: [], argsKeys: [], metaKeys: [], period: "", states: [], onConflict: "" };
+}
+
+export const UniquePolicy: MessageFns<UniquePolicy> = {
+  encode(message: UniquePolicy, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keys) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.argsKeys) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.metaKeys) {
+      writer.uint32(26).string(v!);
+    }
+    if (message.period !== "") {
+      writer.uint32(34).string(message.period);
+    }
+    for (const v of message.states) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.onConflict !== "") {
+      writer.uint32(50).string(message.onConflict);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UniquePolicy {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUniquePolicy();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keys.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.argsKeys.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.metaKeys.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.period = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.states.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.onConflict = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<UniquePolicy>): UniquePolicy {
+    return UniquePolicy.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<UniquePolicy>): UniquePolicy {
+    const message = createBaseUniquePolicy();
+    message.keys = object.keys?.map((e) => e) || [];
+    message.argsKeys = object.argsKeys?.map((e) => e) || [];
+    message.metaKeys = object.metaKeys?.map((e) => e) || [];
+    message.period = object.period ?? "";
+    message.states = object.states?.map((e) => e) || [];
+    message.onConflict = object.onConflict ?? "";
     return message;
   },
 };

@@ -22,8 +22,24 @@ export interface EnqueueRequest {
 }
 
 export interface EnqueueResponse {
-  /** The stored envelopes, in request order. */
+  /**
+   * The stored envelopes, in request order. An item deduplicated by its
+   * unique policy (on_conflict "ignore") holds the existing job instead.
+   */
   jobs: Job[];
+  /** What happened to each job, in request order. */
+  outcomes: EnqueueOutcome[];
+}
+
+/** EnqueueOutcome tells a stored job from one its unique policy resolved. */
+export interface EnqueueOutcome {
+  /**
+   * True when no job was stored: an existing job with the same uniqueness
+   * key is returned in this item's place (on_conflict "ignore").
+   */
+  deduplicated: boolean;
+  /** The job this one replaced, now cancelled (on_conflict "replace"). */
+  replacedJobId: string;
 }
 
 export interface GetJobRequest {
@@ -140,13 +156,16 @@ export const EnqueueRequest: MessageFns<EnqueueRequest> = {
 };
 
 function createBaseEnqueueResponse(): EnqueueResponse {
-  return { jobs: [] };
+  return { jobs: [], outcomes: [] };
 }
 
 export const EnqueueResponse: MessageFns<EnqueueResponse> = {
   encode(message: EnqueueResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.jobs) {
       Job.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.outcomes) {
+      EnqueueOutcome.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -172,6 +191,14 @@ export const EnqueueResponse: MessageFns<EnqueueResponse> = {
             message.jobs.push(Job.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outcomes.push(EnqueueOutcome.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -190,6 +217,74 @@ export const EnqueueResponse: MessageFns<EnqueueResponse> = {
   fromPartial(object: DeepPartial<EnqueueResponse>): EnqueueResponse {
     const message = createBaseEnqueueResponse();
     message.jobs = object.jobs?.map((e) => Job.fromPartial(e)) || [];
+    message.outcomes = object.outcomes?.map((e) => EnqueueOutcome.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseEnqueueOutcome(): EnqueueOutcome {
+  return { deduplicated: false, replacedJobId: "" };
+}
+
+export const EnqueueOutcome: MessageFns<EnqueueOutcome> = {
+  encode(message: EnqueueOutcome, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.deduplicated !== false) {
+      writer.uint32(8).bool(message.deduplicated);
+    }
+    if (message.replacedJobId !== "") {
+      writer.uint32(18).string(message.replacedJobId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EnqueueOutcome {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEnqueueOutcome();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.deduplicated = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.replacedJobId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<EnqueueOutcome>): EnqueueOutcome {
+    return EnqueueOutcome.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EnqueueOutcome>): EnqueueOutcome {
+    const message = createBaseEnqueueOutcome();
+    message.deduplicated = object.deduplicated ?? false;
+    message.replacedJobId = object.replacedJobId ?? "";
     return message;
   },
 };
@@ -780,7 +875,12 @@ export const JobServiceDefinition = {
   name: "JobService",
   fullName: "ojs.server.v1.JobService",
   methods: {
-    /** Enqueue accepts one or more jobs atomically: all are stored or none. */
+    /**
+     * Enqueue accepts one or more jobs atomically: all are stored or none. A
+     * job whose unique policy finds a duplicate (ojs-unique-jobs) fails the
+     * whole batch with ALREADY_EXISTS (reject), or resolves its own item
+     * (ignore, replace; see EnqueueOutcome).
+     */
     enqueue: {
       name: "Enqueue",
       requestType: EnqueueRequest as typeof EnqueueRequest,
@@ -850,7 +950,12 @@ export const JobServiceDefinition = {
 } as const;
 
 export interface JobServiceImplementation<CallContextExt = {}> {
-  /** Enqueue accepts one or more jobs atomically: all are stored or none. */
+  /**
+   * Enqueue accepts one or more jobs atomically: all are stored or none. A
+   * job whose unique policy finds a duplicate (ojs-unique-jobs) fails the
+   * whole batch with ALREADY_EXISTS (reject), or resolves its own item
+   * (ignore, replace; see EnqueueOutcome).
+   */
   enqueue(request: EnqueueRequest, context: CallContext & CallContextExt): Promise<DeepPartial<EnqueueResponse>>;
   /** GetJob returns the full envelope of a job. */
   getJob(request: GetJobRequest, context: CallContext & CallContextExt): Promise<DeepPartial<GetJobResponse>>;
@@ -883,7 +988,12 @@ export interface JobServiceImplementation<CallContextExt = {}> {
 }
 
 export interface JobServiceClient<CallOptionsExt = {}> {
-  /** Enqueue accepts one or more jobs atomically: all are stored or none. */
+  /**
+   * Enqueue accepts one or more jobs atomically: all are stored or none. A
+   * job whose unique policy finds a duplicate (ojs-unique-jobs) fails the
+   * whole batch with ALREADY_EXISTS (reject), or resolves its own item
+   * (ignore, replace; see EnqueueOutcome).
+   */
   enqueue(request: DeepPartial<EnqueueRequest>, options?: CallOptions & CallOptionsExt): Promise<EnqueueResponse>;
   /** GetJob returns the full envelope of a job. */
   getJob(request: DeepPartial<GetJobRequest>, options?: CallOptions & CallOptionsExt): Promise<GetJobResponse>;

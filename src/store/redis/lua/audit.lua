@@ -46,15 +46,16 @@ end
 local SINGLETONS = {
   [K.due] = 'zset', [K.expiries] = 'zset', [K.leases] = 'zset', [K.seq] = 'string', [K.queues] = 'zset',
   [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset', [K.paused] = 'set', [K.events] = 'stream',
-  [K.eventPosition] = 'string',
+  [K.eventPosition] = 'string', [K.limits] = 'hash',
 }
 local FAMILIES = {
   { name = 'job', prefix = K.job, type = 'hash' }, { name = 'ready', prefix = K.ready, type = 'zset' },
   { name = 'counts', prefix = K.counts, type = 'hash' }, { name = 'worker', prefix = K.worker, type = 'hash' },
   { name = 'held', prefix = K.held, type = 'set' }, { name = 'listing', prefix = K.listing, type = 'zset' },
-  { name = 'stats', prefix = K.stats, type = 'hash' },
+  { name = 'stats', prefix = K.stats, type = 'hash' }, { name = 'starts', prefix = K.starts, type = 'zset' },
+  { name = 'unique', prefix = K.unique, type = 'string' },
 }
-local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {} }
+local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {} }
 
 local function checkType(key, expected)
   local actual = redis.call('TYPE', key).ok
@@ -260,6 +261,40 @@ for queue in pairs(tally) do
 end
 for queue in pairs(paused) do
   if not queueIndex[queue] then problem('queue ' .. queue .. ' is paused but not in the queue index') end
+end
+-- Limits parse as set-queue-limits writes them; a start log belongs to a queue with a rate.
+local limits = hashOf(K.limits)
+for queue, text in pairs(limits) do
+  local maxActive, rate, period = string.match(text, '^(%d*),(%d*),(%d*)$')
+  if not maxActive or (rate == '') ~= (period == '') or (maxActive == '' and rate == '') then
+    problem('the limits of queue ' .. queue .. ' are ' .. text)
+  end
+end
+for queue in pairs(found.starts) do
+  local rate = limits[queue] and string.match(limits[queue], '^%d*,(%d+),')
+  if not rate then problem('queue ' .. queue .. ' keeps a start log but has no rate') end
+end
+--[[
+  Uniqueness keys: each names a job that has this key and is in one of its
+  policy's states (or active: claims leave keys alone, the job's next change
+  releases it). A job in its counted states whose policy has no period (a key
+  with a period may have expired) holds its key, or a later job does.
+]]
+for key in pairs(found.unique) do
+  local id = redis.call('GET', K.unique .. key)
+  local job = jobs[id]
+  if not job then
+    problem('uniqueness key ' .. key .. ' names job ' .. tostring(id) .. ', which does not exist')
+  elseif job.uk ~= key then
+    problem('uniqueness key ' .. key .. ' names job ' .. id .. ', whose key is ' .. tostring(job.uk))
+  elseif job.state ~= 'active' and not countsIn(job.us or '', job.state) then
+    problem('uniqueness key ' .. key .. ' is held by job ' .. id .. ' in ' .. tostring(job.state) .. ', which its policy does not count')
+  end
+end
+for id, job in pairs(jobs) do
+  if job.uk and not job.uu and job.state and countsIn(job.us or '', job.state) and not found.unique[job.uk] then
+    problem('job ' .. id .. ' is ' .. job.state .. ' but its uniqueness key ' .. job.uk .. ' is missing')
+  end
 end
 local STATS_FIELDS = { completed = true, failed = true, discarded = true }
 for name in pairs(found.stats) do

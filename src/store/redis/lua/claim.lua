@@ -20,11 +20,18 @@
         Each claimed job enters the active listing (by its start) and, when
         the log is on, records its fact (available -> active, with the
         worker and its enqueue time).
+        Queue limits (domain queue-limits.ts): a queue with a max active
+        gives at most max active - its active count; one with a rate at most
+        limit - the starts its log holds after `now - period` (older ones
+        are trimmed), and logs each start ("<id>:<attempt>" by `now`). A
+        queue whose rate window is full while its ready queue holds jobs is
+        reported with when its oldest counted start leaves the window.
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
            {{id, attempt, lease expires at, body, enqueued at, errors, error,
-             checkpoint}...}, stopped at the byte budget (0/1)}.
+             checkpoint}...}, stopped at the byte budget (0/1),
+           {queue, its rate window's next slot...} for queues held back by rate}.
   Bounded: at most `max` jobs, and entries popped beyond them go back.
   Atomic: one script; every argument is checked before the first write.
 ]]
@@ -40,13 +47,40 @@ for q = firstQueue, firstQueue + queueCount - 1 do named[#named + 1] = argId(q) 
 
 local worker = redis.call('HMGET', K.worker .. workerId, 'desired', 'concurrency')
 if not worker[1] then return { 'not_found' } end
-if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0 } end
+if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0, {} } end
 -- A paused queue delivers nothing (its jobs stay first in line).
 local queues = {}
 local paused = #named > 0 and redis.call('SMISMEMBER', K.paused, unpack(named)) or {}
 for q, queue in ipairs(named) do
   if paused[q] == 0 then queues[#queues + 1] = queue end
 end
+local limitTexts = #queues > 0 and redis.call('HMGET', K.limits, unpack(queues)) or {}
+-- Per queue, the jobs this claim took (its counts hash moves at finish).
+local takenFrom = {}
+
+--[[
+  How many of the queue's jobs may start now under its limits (`text` as
+  the limits hash holds it; math.huge without), whether it has a rate, and
+  when its rate window reopens if the rate is what holds them back
+  (domain queue-limits.ts rateWindow).
+]]
+local function allowance(queue, text)
+  if not text then return math.huge, false end
+  local maxActive, rate, period = string.match(text, '^(%d*),(%d*),(%d*)$')
+  local slots = math.huge
+  if maxActive ~= '' then
+    local active = tonumber(redis.call('HGET', K.counts .. queue, 'active') or 0) + (takenFrom[queue] or 0)
+    slots = math.max(0, tonumber(maxActive) - active)
+  end
+  if rate == '' then return slots, false end
+  local log, limit = K.starts .. queue, tonumber(rate)
+  redis.call('ZREMRANGEBYSCORE', log, '-inf', now - tonumber(period))
+  local counted = redis.call('ZCARD', log)
+  if counted < limit then return math.min(slots, limit - counted), true end
+  local oldest = redis.call('ZRANGE', log, counted - limit, counted - limit, 'WITHSCORES')[2]
+  return 0, true, tonumber(oldest) + tonumber(period)
+end
+
 local held = K.held .. workerId
 local free = tonumber(worker[2]) - redis.call('SCARD', held)
 local limit = math.min(max, free)
@@ -75,10 +109,12 @@ local function take(id, f, queue, deadline)
   claimed[#claimed + 1] = { id, attempt, int(leaseExpiresAt), f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '' }
 end
 
-for _, queue in ipairs(queues) do
+local heldBack = {}
+for q, queue in ipairs(queues) do
   local ready = K.ready .. queue
-  while #claimed < limit and not isFull do
-    local popped = redis.call('ZPOPMIN', ready, limit - #claimed)
+  local slots, hasRate = allowance(queue, limitTexts[q])
+  while #claimed < limit and not isFull and slots > 0 do
+    local popped = redis.call('ZPOPMIN', ready, math.min(limit - #claimed, slots))
     if #popped == 0 then break end
     for p = 1, #popped, 2 do
       local id, score = popped[p], popped[p + 1]
@@ -96,12 +132,23 @@ for _, queue in ipairs(queues) do
           else
             bytes = bytes + size
             take(id, f, queue, deadline)
+            takenFrom[queue] = (takenFrom[queue] or 0) + 1
+            slots = slots - 1
+            if hasRate then redis.call('ZADD', K.starts .. queue, now, id .. ':' .. claimed[#claimed][2]) end
           end
         end
       end
     end
   end
   if isFull then break end
+  -- Jobs wait for the rate window: say when it reopens, so that someone wakes then.
+  if slots == 0 and hasRate and redis.call('ZCARD', ready) > 0 then
+    local _, _, opensAt = allowance(queue, limitTexts[q])
+    if opensAt then
+      heldBack[#heldBack + 1] = queue
+      heldBack[#heldBack + 1] = int(opensAt)
+    end
+  end
 end
 finish()
-return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0 }
+return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack }

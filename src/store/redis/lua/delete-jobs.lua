@@ -27,6 +27,7 @@ for _, id in ipairs(ids) do
   elseif not TERMINAL[job[1]] then
     results[#results + 1] = { 'invalid_state', job[1] }
   else
+    releaseUnique(id, nil)
     redis.call('DEL', key)
     relist(id, job[2], job[1], listingTime(job[1], job[3], nil, job[4]), false)
     -- Entries a finished job never keeps, in case one was left behind: nothing may name a deleted job.

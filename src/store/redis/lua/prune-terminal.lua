@@ -54,6 +54,7 @@ while pruned < limit do
   if not first then break end
   position[first] = position[first] + 1
   local queue = redis.call('HGET', K.job .. firstHead.id, 'queue')
+  releaseUnique(firstHead.id, nil)
   redis.call('DEL', K.job .. firstHead.id)
   relist(firstHead.id, queue, first, firstHead.at, false)
   count(queue, first, nil)

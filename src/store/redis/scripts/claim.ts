@@ -1,6 +1,6 @@
 import type { ClaimParams, ClaimResult } from '../../job-store';
 import { decodeClaimedJob } from '../job-codec';
-import { readArray, readInteger, readStatus } from '../reply';
+import { readArray, readInteger, readStatus, readString } from '../reply';
 import { appendBatch, arg, declareScript } from '../script';
 import { refusalError } from '../script-errors';
 
@@ -24,8 +24,17 @@ export const claimScript = declareScript({
   decode(reply, params): ClaimResult {
     const { status, rest } = readStatus(reply, 'claim');
     if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
-    const [isRunning, free, claimed, isFull] = rest;
+    const [isRunning, free, claimed, isFull, heldBack] = rest;
+    const heldBackPairs = readArray(heldBack, 'claim held back by rate');
+    const heldBackByRate: ClaimResult['heldBackByRate'] = [];
+    for (let i = 0; i + 1 < heldBackPairs.length; i += 2) {
+      heldBackByRate.push({
+        queue: readString(heldBackPairs[i], 'held back queue'),
+        opensAt: readInteger(heldBackPairs[i + 1], 'rate window opens at'),
+      });
+    }
     return {
+      heldBackByRate,
       isRunning: readInteger(isRunning, 'claim isRunning') === 1,
       freeCapacity: Math.max(0, readInteger(free, 'claim free capacity')),
       isBudgetSpent: readInteger(isFull, 'claim stopped at the byte budget') === 1,

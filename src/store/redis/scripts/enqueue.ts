@@ -1,7 +1,12 @@
 import { factText } from '../fact-codec';
 import type { Job } from '../../../domain/job';
 import { deadlineFields, encodeBody } from '../job-codec';
-import { readStatus, readString } from '../reply';
+import { uniqueConflict } from '../../../domain/errors';
+import { uniqueUntil } from '../../../domain/unique-policy';
+import type { EnqueueOutcome } from '../../job-store';
+import { decodeTransition } from '../fact-codec';
+import { readArray, readInteger, readStatus, readString, unexpectedReply } from '../reply';
+import { readJob } from './replies';
 import { appendBatch, arg, declareScript, type ScriptArg } from '../script';
 import { refusalError } from '../script-errors';
 
@@ -23,6 +28,11 @@ const NEW_JOB_FIELDS = [
   'createdAt',
   'traceparent',
   'body',
+  'uniqueKey',
+  'uniqueStates',
+  'uniqueUntil',
+  'uniquePeriod',
+  'uniqueConflict',
 ] as const;
 
 /**
@@ -50,15 +60,50 @@ function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], ScriptA
     createdAt: arg.int(job.createdAt, 'job createdAt'),
     traceparent: typeof traceparent === 'string' ? factText(traceparent) : '',
     body: encodeBody(job),
+    ...uniqueFields(job),
   };
+}
+
+/** A job's uniqueness key and what scripts need of its policy (lua/enqueue.lua); '' for a job without one. */
+function uniqueFields(job: Job): Record<'uniqueKey' | 'uniqueStates' | 'uniqueUntil' | 'uniquePeriod' | 'uniqueConflict', ScriptArg> {
+  if (job.unique === undefined) return { uniqueKey: '', uniqueStates: '', uniqueUntil: '', uniquePeriod: '', uniqueConflict: '' };
+  const { key, policy } = job.unique;
+  return {
+    uniqueKey: arg.id(key, 'unique key'),
+    uniqueStates: `,${policy.states.join(',')},`,
+    uniqueUntil: arg.optionalInt(uniqueUntil(job), 'unique until'),
+    uniquePeriod: arg.optionalInt(policy.periodMs, 'unique period'),
+    uniqueConflict: arg.id(policy.onConflict, 'unique onConflict'),
+  };
+}
+
+/** One job's outcome as lua/enqueue.lua answers it: stored, the existing job in its place, or stored replacing another. */
+function readOutcome(value: unknown, job: Job): EnqueueOutcome {
+  const [kind, payload] = readArray(value, 'enqueue outcome');
+  if (kind === 'stored') return { job, deduplicated: false };
+  if (kind === 'replaced') return { job, deduplicated: false, replaced: decodeTransition(payload) };
+  if (kind !== 'existing') return unexpectedReply('enqueue outcome', value);
+  const existing = readJob(payload);
+  if (existing === undefined) return unexpectedReply('enqueue existing job', value);
+  return { job: existing, deduplicated: true };
 }
 
 /** Stores new jobs, all or none (lua/enqueue.lua). A batch is built at one instant, its creation time. */
 export const enqueueScript = declareScript({
   name: 'enqueue',
   encode: (jobs: readonly Job[]) => appendBatch([arg.int(jobs[0]?.createdAt ?? 0, 'now')], NEW_JOB_FIELDS, jobs, newJobFields),
-  decode(reply): void {
+  decode(reply, jobs): EnqueueOutcome[] {
     const { status, rest } = readStatus(reply, 'enqueue');
+    if (status === 'unique') {
+      const [index, holderId, holderState, key] = rest;
+      throw uniqueConflict(
+        `jobs[${readInteger(index, 'unique job index')}].unique`,
+        readString(holderId, 'unique holder id'),
+        readString(holderState, 'unique holder state'),
+        readString(key, 'unique key'),
+      );
+    }
     if (status !== 'ok') throw refusalError({ status, jobId: readString(rest[0], 'duplicate job id') });
+    return readArray(rest[0], 'enqueue outcomes').map((outcome, i) => readOutcome(outcome, jobs[i]!));
   },
 });

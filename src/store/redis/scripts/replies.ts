@@ -1,6 +1,7 @@
 import { JOB_STATES, type Job, type JobState } from '../../../domain/job';
 import type { QueueCounts, StateChange, WorkerSnapshot } from '../../job-store';
 import { decodeJob } from '../job-codec';
+import { decodeQueueLimits } from '../limits-codec';
 import { readArray, readFlatHash, readInteger, readOneOf, readStatus, readString, readStrings, unexpectedReply } from '../reply';
 import { refusalError } from '../script-errors';
 import { decodeWorker } from '../worker-codec';
@@ -45,10 +46,11 @@ export function readStateChange(value: unknown, jobId: string, wanted: string): 
 
 /**
  * A queue as lib/ojs.lua queueSummary() returns it: {queue, counts hash,
- * paused (0/1), enqueue time of its oldest available job ('' for none)}.
+ * paused (0/1), enqueue time of its oldest available job ('' for none),
+ * its limits ('' for none)}.
  */
 export function readQueueSummary(value: unknown): QueueCounts {
-  const [name, hash, paused, oldest] = readArray(value, 'queue summary');
+  const [name, hash, paused, oldest, limitsText] = readArray(value, 'queue summary');
   const counts = readFlatHash(hash, 'queue counts hash');
   const queue = readString(name, 'queue name');
   const count = (state: JobState): number => readInteger(counts[state] ?? '0', `queue ${queue} ${state} count`);
@@ -66,5 +68,7 @@ export function readQueueSummary(value: unknown): QueueCounts {
   };
   const oldestAvailableAt = readString(oldest, 'queue oldest available');
   if (oldestAvailableAt !== '') summary.oldestAvailableAt = readInteger(oldestAvailableAt, 'queue oldest available');
+  const limits = decodeQueueLimits(readString(limitsText, 'queue limits'));
+  if (limits !== undefined) summary.limits = limits;
   return summary;
 }

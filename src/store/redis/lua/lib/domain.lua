@@ -46,6 +46,12 @@ local TIMESTAMP_MAX_MS = 253402300799999
 -- Most items of one listing page.
 local MAX_PAGE_SIZE = 1000
 
+-- Bounds of a queue's limits (domain queue-limits.ts).
+local MAX_ACTIVE_LIMIT = 1000000
+local MAX_RATE_LIMIT = 100000
+local MIN_RATE_PERIOD_MS = 1
+local MAX_RATE_PERIOD_MS = 86400000
+
 -- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
 local MINUTE_MS = 60000
 local THROUGHPUT_MINUTES = 60

@@ -19,6 +19,8 @@
                         (score 0: by id)                   16 paused queues set
    17 stats prefix (per queue and minute)                  18 event log stream
    19 heartbeat channel                  20 the event log's last position
+   21 queue limits hash                  22 start log prefix (per queue with a rate)
+   23 uniqueness key prefix (per key, the id of the job holding it)
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -35,6 +37,7 @@ local K = {
   seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
   held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
   paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
+  limits = KEYS[21], starts = KEYS[22], unique = KEYS[23],
 }
 
 --[[
@@ -516,18 +519,35 @@ end
 --[[
   A queue as listings show it: {queue, {state, count...}, paused (0/1),
   enqueue time of the job that runs next (the first of its ready queue; ''
-  for none)}.
+  for none), its limits as K.limits holds them ('' for none)}.
 ]]
 local function queueSummary(queue)
   local next = redis.call('ZRANGE', K.ready .. queue, 0, 0)[1]
   local nextEnqueuedAt = next and redis.call('HGET', K.job .. next, 'enqueuedAt') or ''
-  return { queue, redis.call('HGETALL', K.counts .. queue), redis.call('SISMEMBER', K.paused, queue), nextEnqueuedAt }
+  local limits = redis.call('HGET', K.limits, queue) or ''
+  return { queue, redis.call('HGETALL', K.counts .. queue), redis.call('SISMEMBER', K.paused, queue), nextEnqueuedAt, limits }
 end
 
 --[[ State changes ]]
 
 -- What enter() may need to know of a job, read at once when it lacks any of it.
 local KNOWN_FIELDS = { 'priority', 'discardAt', 'ttlAt', 'attempt', 'scheduledAt', 'nextRetryAt', 'createdAt', 'startedAt', 'completedAt' }
+
+--[[ Uniqueness keys (domain unique-policy.ts) ]]
+
+-- Whether a policy's states, as the job hash keeps them (`us`: ",available,active,"), include `state`.
+local function countsIn(states, state)
+  return string.find(states, ',' .. state .. ',', 1, true) ~= nil
+end
+
+-- Drops job `id`'s uniqueness key if the job holds it (a later job may have
+-- taken it over) and, given `state`, only if its policy does not count that state.
+local function releaseUnique(id, state)
+  local f = redis.call('HMGET', K.job .. id, 'uk', 'us')
+  if not f[1] or (state and countsIn(f[2], state)) then return end
+  local key = K.unique .. f[1]
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 
 --[[
   Makes job `id` enter `state` (any but active: claim makes jobs active)
@@ -577,6 +597,8 @@ local function enter(id, job, from, state, now, fields)
   count(job.queue, from, state)
   if from and from ~= 'available' then relist(id, job.queue, from, listingTime(from, job.createdAt, job.startedAt, job.completedAt), false) end
   if state ~= 'available' then relist(id, job.queue, state, listingTime(state, job.createdAt, nil, now), true) end
+  -- A new job takes its key in enqueue; a job leaving its policy's states gives it up.
+  if from then releaseUnique(id, state) end
 end
 
 -- Leaves the indexes of the job's current waiting state.

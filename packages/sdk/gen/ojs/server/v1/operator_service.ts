@@ -190,6 +190,32 @@ export interface QueueInfo {
   retryable: number;
   cancelled: number;
   discarded: number;
+  /** The queue's fleet-wide limits (SetQueueLimits); unset when it has none. */
+  limits: QueueLimits | undefined;
+}
+
+/** QueueLimits are a queue's fleet-wide limits. Unset fields do not limit. */
+export interface QueueLimits {
+  /**
+   * Most of the queue's jobs active at once, over every worker; 0 delivers
+   * none. At most 1,000,000.
+   */
+  maxActive?:
+    | number
+    | undefined;
+  /** Most of the queue's jobs started in any window of the rate's period. */
+  rate: RateLimit | undefined;
+}
+
+/**
+ * RateLimit allows `limit` job starts in any window of `period`: a sliding
+ * log, so no window of that length, wherever it begins, holds more.
+ */
+export interface RateLimit {
+  /** 1 to 100,000. */
+  limit: number;
+  /** 1 ms to 24 hours. */
+  period: Duration | undefined;
 }
 
 /**
@@ -330,6 +356,16 @@ export interface ResumeQueueResponse {
 
 export interface GetQueueStatsRequest {
   queue: string;
+}
+
+export interface SetQueueLimitsRequest {
+  queue: string;
+  /** Unset (or with no field set) clears the queue's limits. */
+  limits: QueueLimits | undefined;
+}
+
+export interface SetQueueLimitsResponse {
+  queue: QueueInfo | undefined;
 }
 
 export interface GetQueueStatsResponse {
@@ -1417,6 +1453,7 @@ function createBaseQueueInfo(): QueueInfo {
     retryable: 0,
     cancelled: 0,
     discarded: 0,
+    limits: undefined,
   };
 }
 
@@ -1457,6 +1494,9 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     }
     if (message.discarded !== 0) {
       writer.uint32(72).int32(message.discarded);
+    }
+    if (message.limits !== undefined) {
+      QueueLimits.encode(message.limits, writer.uint32(106).fork()).join();
     }
     return writer;
   },
@@ -1570,6 +1610,14 @@ export const QueueInfo: MessageFns<QueueInfo> = {
             message.discarded = reader.int32();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.limits = QueueLimits.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1599,6 +1647,145 @@ export const QueueInfo: MessageFns<QueueInfo> = {
     message.retryable = object.retryable ?? 0;
     message.cancelled = object.cancelled ?? 0;
     message.discarded = object.discarded ?? 0;
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? QueueLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseQueueLimits(): QueueLimits {
+  return { maxActive: undefined, rate: undefined };
+}
+
+export const QueueLimits: MessageFns<QueueLimits> = {
+  encode(message: QueueLimits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maxActive !== undefined) {
+      writer.uint32(8).int32(message.maxActive);
+    }
+    if (message.rate !== undefined) {
+      RateLimit.encode(message.rate, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueueLimits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueueLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.maxActive = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rate = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<QueueLimits>): QueueLimits {
+    return QueueLimits.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QueueLimits>): QueueLimits {
+    const message = createBaseQueueLimits();
+    message.maxActive = object.maxActive ?? undefined;
+    message.rate = (object.rate !== undefined && object.rate !== null) ? RateLimit.fromPartial(object.rate) : undefined;
+    return message;
+  },
+};
+
+function createBaseRateLimit(): RateLimit {
+  return { limit: 0, period: undefined };
+}
+
+export const RateLimit: MessageFns<RateLimit> = {
+  encode(message: RateLimit, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limit !== 0) {
+      writer.uint32(8).int32(message.limit);
+    }
+    if (message.period !== undefined) {
+      Duration.encode(message.period, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RateLimit {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRateLimit();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.limit = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.period = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<RateLimit>): RateLimit {
+    return RateLimit.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RateLimit>): RateLimit {
+    const message = createBaseRateLimit();
+    message.limit = object.limit ?? 0;
+    message.period = (object.period !== undefined && object.period !== null)
+      ? Duration.fromPartial(object.period)
+      : undefined;
     return message;
   },
 };
@@ -2949,6 +3136,132 @@ export const GetQueueStatsRequest: MessageFns<GetQueueStatsRequest> = {
   },
 };
 
+function createBaseSetQueueLimitsRequest(): SetQueueLimitsRequest {
+  return { queue: "", limits: undefined };
+}
+
+export const SetQueueLimitsRequest: MessageFns<SetQueueLimitsRequest> = {
+  encode(message: SetQueueLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.limits !== undefined) {
+      QueueLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetQueueLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetQueueLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limits = QueueLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SetQueueLimitsRequest>): SetQueueLimitsRequest {
+    return SetQueueLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetQueueLimitsRequest>): SetQueueLimitsRequest {
+    const message = createBaseSetQueueLimitsRequest();
+    message.queue = object.queue ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? QueueLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetQueueLimitsResponse(): SetQueueLimitsResponse {
+  return { queue: undefined };
+}
+
+export const SetQueueLimitsResponse: MessageFns<SetQueueLimitsResponse> = {
+  encode(message: SetQueueLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== undefined) {
+      QueueInfo.encode(message.queue, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetQueueLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetQueueLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = QueueInfo.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  create(base?: DeepPartial<SetQueueLimitsResponse>): SetQueueLimitsResponse {
+    return SetQueueLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetQueueLimitsResponse>): SetQueueLimitsResponse {
+    const message = createBaseSetQueueLimitsResponse();
+    message.queue = (object.queue !== undefined && object.queue !== null)
+      ? QueueInfo.fromPartial(object.queue)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseGetQueueStatsResponse(): GetQueueStatsResponse {
   return { queue: undefined, minutes: [] };
 }
@@ -3254,6 +3567,21 @@ export const OperatorServiceDefinition = {
       responseStream: false,
       options: {},
     },
+    /**
+     * SetQueueLimits sets a queue's fleet-wide limits (ojs-rate-limiting):
+     * workers on every replica together never have more of its jobs active
+     * than max_active, nor start more than rate.limit of them in any window
+     * of rate.period. Held-back jobs stay available. A request without limits
+     * clears them.
+     */
+    setQueueLimits: {
+      name: "SetQueueLimits",
+      requestType: SetQueueLimitsRequest as typeof SetQueueLimitsRequest,
+      requestStream: false,
+      responseType: SetQueueLimitsResponse as typeof SetQueueLimitsResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
 
@@ -3344,6 +3672,17 @@ export interface OperatorServiceImplementation<CallContextExt = {}> {
     request: GetQueueStatsRequest,
     context: CallContext & CallContextExt,
   ): Promise<DeepPartial<GetQueueStatsResponse>>;
+  /**
+   * SetQueueLimits sets a queue's fleet-wide limits (ojs-rate-limiting):
+   * workers on every replica together never have more of its jobs active
+   * than max_active, nor start more than rate.limit of them in any window
+   * of rate.period. Held-back jobs stay available. A request without limits
+   * clears them.
+   */
+  setQueueLimits(
+    request: SetQueueLimitsRequest,
+    context: CallContext & CallContextExt,
+  ): Promise<DeepPartial<SetQueueLimitsResponse>>;
 }
 
 export interface OperatorServiceClient<CallOptionsExt = {}> {
@@ -3433,6 +3772,17 @@ export interface OperatorServiceClient<CallOptionsExt = {}> {
     request: DeepPartial<GetQueueStatsRequest>,
     options?: CallOptions & CallOptionsExt,
   ): Promise<GetQueueStatsResponse>;
+  /**
+   * SetQueueLimits sets a queue's fleet-wide limits (ojs-rate-limiting):
+   * workers on every replica together never have more of its jobs active
+   * than max_active, nor start more than rate.limit of them in any window
+   * of rate.period. Held-back jobs stay available. A request without limits
+   * clears them.
+   */
+  setQueueLimits(
+    request: DeepPartial<SetQueueLimitsRequest>,
+    options?: CallOptions & CallOptionsExt,
+  ): Promise<SetQueueLimitsResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
