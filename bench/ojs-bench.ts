@@ -4,7 +4,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { Job } from '../gen/ojs/server/v1/job';
 import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
 import { WorkerServiceDefinition, type Delivery } from '../gen/ojs/server/v1/worker_service';
-import { Producer, Worker, type Logger } from '../packages/sdk/src';
+import { Producer, Worker, type JobSpec, type Logger } from '../packages/sdk/src';
 import { sample, type Percentiles } from './percentiles';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
@@ -34,14 +34,26 @@ async function startWorkers(
   return workers;
 }
 
+/** A throughput run of this server, with the rate of its enqueues alone. */
+export interface OjsLoadResult extends LoadResult {
+  /** Jobs/s from the first enqueue to the answer to the last (workers running meanwhile). */
+  enqueueRate: number;
+}
+
 /**
  * End-to-end jobs per second through the SDK, written as a user would:
  * `producer.enqueueAll` for batches, or many `await producer.enqueue(job)`
  * at once (the producer coalesces them into Enqueue calls); Workers take
  * jobs on Fetch streams and acknowledge them in coalesced AckBatch calls.
- * Bounded: exactly `jobs` jobs.
+ * Every job carries `extra` (a unique policy, say). Bounded: exactly `jobs` jobs.
  */
-export async function ojsThroughput(address: string, jobs: number, run: string, mode: LoadMode): Promise<LoadResult> {
+export async function ojsThroughput(
+  address: string,
+  jobs: number,
+  run: string,
+  mode: LoadMode,
+  extra: Partial<JobSpec> = {},
+): Promise<OjsLoadResult> {
   const queue = `bench-${run}`;
   const stamps = new Float64Array(jobs);
   const delays: number[] = [];
@@ -52,16 +64,17 @@ export async function ojsThroughput(address: string, jobs: number, run: string, 
     if (delays.length >= jobs) resolveDone();
   });
   const producer = new Producer({ address });
-  const job = (n: number) => ({ type: 'bench.noop', queue, args: [n] });
+  const job = (n: number): JobSpec => ({ ...extra, type: 'bench.noop', queue, args: [n] });
   const started = performance.now();
   await drive(jobs, mode, stamps, (numbers) =>
     mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!)),
   );
+  const enqueueRate = jobs / ((performance.now() - started) / 1000);
   await done;
   const rate = jobs / ((performance.now() - started) / 1000);
   await Promise.all(workers.map((worker) => worker.stop()));
   producer.close();
-  return { rate, delays };
+  return { rate, delays, enqueueRate };
 }
 
 /** Enqueue-to-handler latency with an idle worker: one awaited enqueue at a time. */

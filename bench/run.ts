@@ -1,7 +1,8 @@
 import { RedisServerProcess } from '../tools/redis-server';
 import { ServerProcess } from '../tools/server-process';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
-import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip } from './ojs-bench';
+import type { JobSpec } from '../packages/sdk/src';
+import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult } from './ojs-bench';
 import { percentiles, type Percentiles } from './percentiles';
 import { cpuPerJob } from './cpu-accounting';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
@@ -18,6 +19,10 @@ const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
 const ACCOUNTING_JOBS = Math.min(JOBS, 20_000);
 /** Runs per side when the event log's cost is measured: on and off alternate, so drift in the machine hits both. */
 const EVENT_LOG_RUNS = Number(process.env['BENCH_EVENT_LOG_RUNS'] ?? 3);
+/** Runs per side when uniqueness's cost is measured, alternating in the same way. */
+const UNIQUE_RUNS = Number(process.env['BENCH_UNIQUE_RUNS'] ?? 3);
+/** A unique policy every job of the load can carry: its args differ, so no job is a duplicate of another. */
+const UNIQUE_POLICY: Partial<JobSpec> = { unique: { keys: ['type', 'queue', 'args'], onConflict: 'reject' } };
 
 const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`;
 const us = (n: number): string => `${n.toFixed(0)} µs`;
@@ -138,11 +143,51 @@ async function eventLogSection(): Promise<void> {
   }
 }
 
+/**
+ * What uniqueness costs: the batched load with a unique policy on every job
+ * (distinct keys, so each is checked and stored, none deduplicated, and each
+ * key released when its job completes) against the same load without, on
+ * each store, as the median of alternating runs on fresh server processes.
+ */
+async function uniqueSection(): Promise<void> {
+  const redis = await RedisServerProcess.start();
+  console.log(`\nUniqueness's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${UNIQUE_RUNS} runs a side, medians`);
+  try {
+    const stores: [string, Record<string, string>][] = [
+      ['memory', {}],
+      ['Redis', redisEnv(redis.port)],
+    ];
+    for (const [store, env] of stores) {
+      const runs = { unique: [] as OjsLoadResult[], plain: [] as OjsLoadResult[] };
+      for (let run = 0; run < UNIQUE_RUNS; run++) {
+        for (const side of ['unique', 'plain'] as const) {
+          const extra = side === 'unique' ? UNIQUE_POLICY : {};
+          const result = await withServer(env, (address) =>
+            ojsThroughput(address, JOBS, `unique-${side}-${store.toLowerCase()}-${run}`, 'batched', extra),
+          );
+          runs[side].push(result);
+        }
+      }
+      const median = (side: keyof typeof runs, of: (r: OjsLoadResult) => number) => percentiles(runs[side].map(of)).p50;
+      for (const [what, of] of [
+        ['end to end', (r: OjsLoadResult) => r.rate],
+        ['enqueues  ', (r: OjsLoadResult) => r.enqueueRate],
+      ] as const) {
+        const [unique, plain] = [median('unique', of), median('plain', of)];
+        console.log(`  ${store.padEnd(7)} ${what} unique ${rate(unique)} plain ${rate(plain)} unique/plain ${(unique / plain).toFixed(2)}`);
+      }
+    }
+  } finally {
+    await redis.destroy();
+  }
+}
+
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
   if (only === undefined || only === 'memory') await memorySection();
   if (only === undefined || only === 'redis') await redisSection();
   if (only === undefined || only === 'events') await eventLogSection();
+  if (only === undefined || only === 'unique') await uniqueSection();
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import type { Duration } from '../gen/google/protobuf/duration';
-import type { JobEvent, QueueInfo, WorkerInfo } from '../gen/ojs/server/v1/operator_service';
+import type { JobEvent, QueueInfo, QueueLimits, WorkerInfo } from '../gen/ojs/server/v1/operator_service';
 import { WorkerState } from '../gen/ojs/server/v1/worker_service';
 import { enumName } from './enum-names';
 import type { Output } from './output';
@@ -12,15 +12,37 @@ function durationMs(duration: Duration | undefined): number | undefined {
   return duration === undefined ? undefined : duration.seconds * 1000 + Math.round(duration.nanos / 1e6);
 }
 
-/** A queue as `--json` prints it; lag in milliseconds. */
+/** A queue as `--json` prints it; lag and rate period in milliseconds. */
 export function queueJson(queue: QueueInfo): unknown {
-  const { lag, ...rest } = queue;
-  return toWire({ ...rest, lagMs: durationMs(lag) });
+  const { lag, limits, ...rest } = queue;
+  const rate = limits?.rate === undefined ? undefined : { limit: limits.rate.limit, periodMs: durationMs(limits.rate.period) };
+  return toWire({ ...rest, lagMs: durationMs(lag), limits: limits === undefined ? undefined : { maxActive: limits.maxActive, rate } });
 }
+
+/** A queue's limits as the table shows them: "20/500ms, 5 active"; "-" for none. */
+export function queueLimitsText(limits: QueueLimits | undefined): string {
+  const parts: string[] = [];
+  if (limits?.rate !== undefined) parts.push(`${limits.rate.limit}/${exactDuration(durationMs(limits.rate.period) ?? 0)}`);
+  if (limits?.maxActive !== undefined) parts.push(`${limits.maxActive} active`);
+  return parts.length === 0 ? '-' : parts.join(', ');
+}
+
+/** Milliseconds in the largest unit that writes them exactly: "500ms", "2s", "90s", "1h". */
+function exactDuration(ms: number): string {
+  const unit = EXACT_UNITS.find(([, unitMs]) => ms >= unitMs && ms % unitMs === 0);
+  return unit === undefined ? `${ms}ms` : `${ms / unit[1]}${unit[0]}`;
+}
+
+const EXACT_UNITS: [suffix: string, ms: number][] = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+];
 
 export function printQueueTable(output: Output, queues: QueueInfo[]): void {
   output.table(
-    ['QUEUE', 'STATUS', 'AVAILABLE', 'ACTIVE', 'SCHEDULED', 'PENDING', 'RETRYABLE', 'COMPLETED', 'CANCELLED', 'DISCARDED', 'LAG'],
+    ['QUEUE', 'STATUS', 'AVAILABLE', 'ACTIVE', 'SCHEDULED', 'PENDING', 'RETRYABLE', 'COMPLETED', 'CANCELLED', 'DISCARDED', 'LAG', 'LIMITS'],
     queues.map((queue) => {
       const lagMs = durationMs(queue.lag);
       return [
@@ -37,6 +59,7 @@ export function printQueueTable(output: Output, queues: QueueInfo[]): void {
           queue.discarded,
         ].map(String),
         lagMs === undefined ? '-' : shortDuration(lagMs),
+        queueLimitsText(queue.limits),
       ];
     }),
   );

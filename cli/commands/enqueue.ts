@@ -15,6 +15,13 @@ interface EnqueueOptions {
   maxAttempts?: string;
   deadLetter?: boolean;
   pending?: boolean;
+  unique?: boolean;
+  uniqueKeys?: string;
+  uniqueArgsKeys?: string;
+  uniqueMetaKeys?: string;
+  uniquePeriod?: string;
+  uniqueStates?: string;
+  uniqueOnConflict?: string;
 }
 
 function parseJson(flag: string, text: string): unknown {
@@ -30,6 +37,32 @@ function parseInteger(flag: string, text: string | undefined): number | undefine
   const value = Number(text);
   if (!Number.isInteger(value)) throw usageError(`${flag}: "${text}" is not a whole number`);
   return value;
+}
+
+/** A comma-separated flag's names; none when the flag is absent. */
+const names = (text: string | undefined): string[] =>
+  (text ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+
+/**
+ * The unique policy the --unique* flags describe (any of them asks for one;
+ * each left out takes the server's default); the server checks the names.
+ */
+function uniquePolicy(options: EnqueueOptions): Partial<Pick<Job, 'unique'>> {
+  const flags = [options.uniqueKeys, options.uniqueArgsKeys, options.uniqueMetaKeys, options.uniquePeriod, options.uniqueStates];
+  if (options.unique !== true && options.uniqueOnConflict === undefined && flags.every((flag) => flag === undefined)) return {};
+  return {
+    unique: {
+      keys: names(options.uniqueKeys),
+      argsKeys: names(options.uniqueArgsKeys),
+      metaKeys: names(options.uniqueMetaKeys),
+      period: options.uniquePeriod ?? '',
+      states: names(options.uniqueStates),
+      onConflict: options.uniqueOnConflict ?? '',
+    },
+  };
 }
 
 /** The envelope the flags describe; the server checks the rest (type and queue syntax, limits). */
@@ -48,6 +81,7 @@ function envelope(type: string, argsJson: string | undefined, options: EnqueueOp
     timeout: parseInteger('--timeout', options.timeout) ?? 0,
     scheduledAt: parseTime('--at', options.at, nowMs, 1),
     ...(meta === undefined ? {} : { meta: Object.fromEntries(Object.entries(meta)) }),
+    ...uniquePolicy(options),
     ...(maxAttempts === undefined && options.deadLetter !== true
       ? {}
       : {
@@ -76,14 +110,25 @@ export function addEnqueueCommand(program: Command): void {
     .option('--max-attempts <n>', 'attempts in all, including the first')
     .option('--dead-letter', 'put the job in the dead letter when its attempts run out')
     .option('--pending', 'stage the job as pending until it is activated')
+    .option('--unique', 'refuse a duplicate of a waiting or active job of the same type (the defaults of the --unique-* flags)')
+    .option('--unique-keys <dimensions>', 'what makes a duplicate, comma-separated: type (always), queue, args, meta')
+    .option('--unique-args-keys <keys>', 'with args: only these keys of the first argument, comma-separated')
+    .option('--unique-meta-keys <keys>', 'with meta (then required): these meta keys, comma-separated')
+    .option('--unique-period <duration>', 'an ISO 8601 duration, such as PT1H, after which a job stops counting')
+    .option('--unique-states <states>', 'the states a duplicate counts in, comma-separated (default: waiting and active)')
+    .option('--unique-on-conflict <policy>', 'reject (the default), ignore (print the existing job) or replace (cancel it)')
     .action((type: string, argsJson: string | undefined, options: EnqueueOptions, command: Command) =>
       withSession(command, async (session) => {
         const job = envelope(type, argsJson, options, session.nowMs());
-        const { jobs } = await session.connection.jobs.enqueue({ jobs: [job], pending: options.pending === true });
+        const { jobs, outcomes } = await session.connection.jobs.enqueue({ jobs: [job], pending: options.pending === true });
         const stored = jobs[0];
         if (stored === undefined) throw new CliError('the server answered without the job', ExitCode.failure);
         if (session.output.isJson) session.output.json(jobJson(stored));
         else session.output.line(`${stored.id}  ${stored.type} on ${stored.queue}, ${jobStateName(stored.state)}`);
+        // What the unique policy did, beside the result so that stdout stays the job.
+        if (outcomes[0]?.deduplicated === true) session.output.note(`deduplicated: job ${stored.id} already holds the uniqueness key`);
+        const replaced = outcomes[0]?.replacedJobId ?? '';
+        if (replaced !== '') session.output.note(`replaced job ${replaced}, now cancelled`);
       }),
     );
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import type { QueueInfo } from '../../gen/ojs/server/v1/operator_service';
-import { CliError, ExitCode } from '../exit-codes';
+import type { QueueInfo, QueueLimits } from '../../gen/ojs/server/v1/operator_service';
+import { parseDuration } from '../../lib/duration';
+import { CliError, ExitCode, usageError } from '../exit-codes';
 import { printQueueTable, queueJson } from '../fleet-view';
 import { withSession, type Session } from '../session';
 import { toWire } from '../wire';
@@ -26,9 +27,39 @@ function addPauseCommand(queues: Command, name: 'pause' | 'resume', description:
     );
 }
 
-/** `ojs queues ...`: list queues, their stats, pause and resume them. */
+interface LimitOptions {
+  rate?: string;
+  maxActive?: string;
+  clear?: boolean;
+}
+
+/** The limits `ojs queues limit` asks for; undefined for --clear. The server checks their bounds. */
+function limitsFrom(options: LimitOptions): QueueLimits | undefined {
+  const isSetting = options.rate !== undefined || options.maxActive !== undefined;
+  if (options.clear === true) {
+    if (isSetting) throw usageError('--clear: give it alone, without --rate or --max-active');
+    return undefined;
+  }
+  if (!isSetting) throw usageError('give --rate, --max-active or both, or --clear');
+  const limits: QueueLimits = { rate: undefined };
+  if (options.maxActive !== undefined) {
+    const maxActive = Number(options.maxActive);
+    if (!Number.isInteger(maxActive)) throw usageError(`--max-active: "${options.maxActive}" is not a whole number`);
+    limits.maxActive = maxActive;
+  }
+  if (options.rate !== undefined) {
+    const [, limit, period] = /^(\d+)\/(.+)$/.exec(options.rate.trim()) ?? [];
+    const periodMs = period === undefined ? undefined : parseDuration(period);
+    if (limit === undefined || periodMs === undefined)
+      throw usageError(`--rate: "${options.rate}" is not <starts>/<period>, such as 20/500ms`);
+    limits.rate = { limit: Number(limit), period: { seconds: Math.floor(periodMs / 1_000), nanos: (periodMs % 1_000) * 1_000_000 } };
+  }
+  return limits;
+}
+
+/** `ojs queues ...`: list queues, their stats, pause and resume them, set their limits. */
 export function addQueueCommands(program: Command): void {
-  const queues = program.command('queues').description('list queues, show their stats, pause and resume them');
+  const queues = program.command('queues').description('list queues, show their stats, pause and resume them, and limit them');
 
   queues
     .command('list')
@@ -75,4 +106,20 @@ export function addQueueCommands(program: Command): void {
 
   addPauseCommand(queues, 'pause', 'stop deliveries from a queue on every replica (enqueues are still taken)');
   addPauseCommand(queues, 'resume', 'restart deliveries from a paused queue');
+
+  queues
+    .command('limit')
+    .description("set (replacing them) or clear a queue's fleet-wide limits, which every replica's workers together obey")
+    .argument('<queue>', 'the queue')
+    .option('--rate <starts/period>', 'at most this many starts in any window of the period, such as 20/500ms or 1000/1h')
+    .option('--max-active <n>', 'at most this many of its jobs active at once (0 delivers none)')
+    .option('--clear', 'remove the limits')
+    .action((queue: string, options: LimitOptions, command: Command) =>
+      withSession(command, async (session) => {
+        const limits = limitsFrom(options);
+        const answer = await session.connection.operator.setQueueLimits({ queue, ...(limits === undefined ? {} : { limits }) });
+        if (answer.queue === undefined) throw new CliError('the server answered without the queue', ExitCode.failure);
+        printQueues(session, [answer.queue]);
+      }),
+    );
 }

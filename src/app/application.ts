@@ -5,7 +5,9 @@ import { JobCommands } from './job-commands';
 import { JobListing } from './job-listing';
 import { JobResults } from './job-results';
 import { QueueAdmin } from './queue-admin';
+import { CronerCalendar } from '../../lib/cron-calendar';
 import { Recovery } from './recovery';
+import { Schedules } from './schedules';
 import { Settlement } from './settlement';
 import { WorkerOwners } from './worker-owners';
 import { WorkerRegistry } from './worker-registry';
@@ -26,6 +28,7 @@ export interface Application {
   readonly bulk: BulkChanges;
   readonly queues: QueueAdmin;
   readonly results: JobResults;
+  readonly schedules: Schedules;
 }
 
 export function createApplication(context: AppContext): Application {
@@ -44,5 +47,6 @@ export function createApplication(context: AppContext): Application {
     bulk: new BulkChanges(context),
     queues: new QueueAdmin(context),
     results: new JobResults(context),
+    schedules: new Schedules(context, new CronerCalendar()),
   };
 }

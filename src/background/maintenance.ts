@@ -6,7 +6,19 @@ export interface MaintenanceIntervals {
   promoteIntervalMs: number;
   /** How often timeouts, expired leases and dead workers are looked for. */
   reapIntervalMs: number;
+  /** How often due cron schedules are fired (default {@link SCHEDULE_INTERVAL_MS}). */
+  scheduleIntervalMs?: number;
 }
+
+/**
+ * The default schedule pass interval. ojs-cron 7.3 asks for no evaluation
+ * more often than once a second; a pass evaluates only the schedules that
+ * are due (one due-index read otherwise), so each schedule is evaluated
+ * once per tick however often the pass runs. Passes must come more often
+ * than the finest tick (one second): two ticks falling between passes
+ * would fire once (the catch-up rule fires only the latest).
+ */
+export const SCHEDULE_INTERVAL_MS = 250;
 
 /**
  * The server's background work. Every task is safe to run on every replica
@@ -20,6 +32,7 @@ export class Maintenance {
   readonly removeDeadWorkers: BackgroundLoop;
   readonly pruneTerminal: BackgroundLoop;
   readonly pruneEvents: BackgroundLoop;
+  readonly fireSchedules: BackgroundLoop;
 
   constructor(app: Application, intervals: MaintenanceIntervals) {
     const logger = app.context.logger;
@@ -32,6 +45,7 @@ export class Maintenance {
     this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
     this.pruneTerminal = loop('prune-terminal', intervals.reapIntervalMs, () => app.recovery.pruneTerminal());
     this.pruneEvents = loop('prune-events', intervals.reapIntervalMs, () => app.recovery.pruneEvents());
+    this.fireSchedules = loop('fire-schedules', intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS, () => app.schedules.fireDue());
   }
 
   /**
@@ -50,6 +64,7 @@ export class Maintenance {
       this.reclaimExpiredLeases,
       this.pruneTerminal,
       this.pruneEvents,
+      this.fireSchedules,
     ];
   }
 

@@ -98,6 +98,10 @@ export function jobNotFound(jobId: string): OjsError {
   return new OjsError('not_found', `job ${quote(jobId)} not found`, { metadata: { job_id: quote(jobId) } });
 }
 
+export function scheduleNotFound(name: string): OjsError {
+  return new OjsError('not_found', `schedule ${quote(name)} not found`, { metadata: { schedule_name: quote(name) } });
+}
+
 export function workerNotFound(workerId: string): OjsError {
   return new OjsError('not_found', `worker ${quote(workerId)} is not registered`, { metadata: { worker_id: quote(workerId) } });
 }

@@ -7,6 +7,7 @@ import type {
   ProgressFact,
   QueueFact,
   RecordedFact,
+  ScheduleFact,
   WorkerFact,
 } from './event-facts';
 import { isCursor } from './event-facts';
@@ -44,6 +45,9 @@ export const EVENT_TYPES = [
   'worker.heartbeat',
   'queue.paused',
   'queue.resumed',
+  // ojs-cron 9.
+  'cron.triggered',
+  'cron.skipped',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -155,6 +159,8 @@ export function eventDraftsOf(fact: EventFact): EventDraft[] {
       return workerDrafts(fact);
     case 'queue':
       return [queueDraft(fact)];
+    case 'schedule':
+      return [scheduleDraft(fact)];
   }
 }
 
@@ -308,6 +314,40 @@ function queueDraft(fact: QueueFact): EventDraft {
   const type: EventType = fact.paused ? 'queue.paused' : 'queue.resumed';
   const data = compact({ queue: fact.queue, [fact.paused ? 'paused_by' : 'resumed_by']: fact.actor });
   return { type, time: fact.at, subject: fact.queue, data, queue: fact.queue, component: 'api' };
+}
+
+/**
+ * cron.triggered or cron.skipped (ojs-cron 9): the schedule's name is the
+ * subject; actual_time is when the tick was fired, scheduled_time the tick.
+ * A skip for an overlap names the unfinished job (active_job_id); one for
+ * missed ticks counts them.
+ */
+function scheduleDraft(fact: ScheduleFact): EventDraft {
+  const base = { cron_name: fact.name, cron_expression: fact.expression, timezone: fact.timezone, scheduled_time: iso(fact.tick) };
+  const draft = (type: EventType, data: JsonObject): EventDraft => {
+    const made: EventDraft = { type, time: fact.at, subject: fact.name, data: compact({ ...base, ...data }), component: 'scheduler' };
+    // The job's queue, type and id, so that watchers filtering on them see the schedule's events too.
+    if (fact.queue !== undefined) made.queue = fact.queue;
+    if (fact.jobType !== undefined) made.jobType = fact.jobType;
+    if (fact.jobId !== undefined) made.jobId = fact.jobId;
+    return made;
+  };
+  if (fact.reason === undefined) {
+    return draft(
+      'cron.triggered',
+      compact({ job_id: fact.jobId, job_type: fact.jobType, run_count: fact.runCount, actual_time: iso(fact.at) }),
+    );
+  }
+  return draft(
+    'cron.skipped',
+    compact({
+      reason: fact.reason,
+      active_job_id: fact.reason === 'overlap_skip' ? fact.jobId : undefined,
+      missed_count: fact.missedCount,
+      last_missed_time: iso(fact.lastMissed),
+      missed_count_is_at_least: fact.isCountAtLeast,
+    }),
+  );
 }
 
 /** What every job event's data carries. */

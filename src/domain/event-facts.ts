@@ -8,7 +8,7 @@ import type { WorkerState } from './worker';
  * of the lifecycle events; event-catalog.ts derives the events (one fact
  * may stand for two, such as job.failed and job.retrying) when they are read.
  */
-export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact;
+export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact | ScheduleFact;
 
 /** Why a job entered available, when that is not plain enqueueing (event data `reason`). */
 export type JobEntryReason = 'activated' | 'due' | 'retry' | 'manual_retry' | 'undelivered';
@@ -105,6 +105,40 @@ export interface QueueFact {
   queue: string;
   paused: boolean;
   actor?: string;
+}
+
+/**
+ * Why a schedule's tick enqueued no job (cron.skipped `reason`, ojs-cron
+ * 9.2): `overlap_skip`, the schedule's previous job had not finished;
+ * `missed`, ticks no replica fired in time that the missed-tick policy
+ * passes over (an extension of the spec's list, which has no reason for
+ * downtime). Paused schedules plan no ticks, and a time a spring-forward
+ * skips is no tick (domain CronCalendar), so `disabled` and `dst_skip`
+ * never occur.
+ */
+export type ScheduleSkipReason = 'overlap_skip' | 'missed';
+
+/** A schedule's tick enqueued a job (cron.triggered) or none (cron.skipped). */
+export interface ScheduleFact {
+  kind: 'schedule';
+  at: number;
+  name: string;
+  expression: string;
+  timezone: string;
+  /** The tick (its scheduled time); for missed ticks, the first of them. */
+  tick: number;
+  /** Triggered: the job enqueued; skipped for an overlap: the unfinished job that stood in. */
+  jobId?: string;
+  jobType?: string;
+  queue?: string;
+  /** Triggered: the schedule's runs, this one included. */
+  runCount?: number;
+  /** Skipped: why (absent: triggered). */
+  reason?: ScheduleSkipReason;
+  /** Missed ticks: how many, the last one counted, and whether more passed (domain MissedTicks). */
+  missedCount?: number;
+  lastMissed?: number;
+  isCountAtLeast?: boolean;
 }
 
 /** A fact as the log holds it: `cursor` orders the log and resumes a reader after it. */

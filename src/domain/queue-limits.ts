@@ -63,6 +63,17 @@ export function rateWindow(starts: readonly number[], rate: RateLimit, now: numb
   return slots > 0 ? { slots } : { slots, opensAt: counted[counted.length - rate.limit]! + rate.periodMs };
 }
 
+/**
+ * When a claim starts its jobs: at `now`, or at the newest start logged for
+ * the rate-limited queues it claims from when that is later (its replica
+ * read the clock before another one's claim that ran first). So a log only
+ * grows forward, and no claim's trim drops a start that a claim running
+ * after it, with an earlier clock reading, would still have to count.
+ */
+export function claimTime(now: number, newestStart: number | undefined): number {
+  return newestStart === undefined ? now : Math.max(now, newestStart);
+}
+
 function isWholeIn(value: number, min: number, max: number): boolean {
   return Number.isInteger(value) && value >= min && value <= max;
 }

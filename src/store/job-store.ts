@@ -8,6 +8,8 @@ import type { JsonObject, JsonValue } from '../domain/json';
 import type { Page, PageRequest } from '../domain/paging';
 import type { QueueLimits } from '../domain/queue-limits';
 import type { RetentionPolicy } from '../domain/retention';
+import type { Schedule, ScheduleSpec } from '../domain/schedule';
+import type { MissedTicks } from '../domain/schedule-tick';
 import type { Worker, WorkerState } from '../domain/worker';
 import type { PublishedSignal, StoreSignal } from './store-signal';
 
@@ -34,7 +36,7 @@ export interface EnqueueOutcome {
   replaced?: JobTransition;
 }
 
-export interface JobStore {
+export interface JobStore extends ScheduleStore {
   /**
    * Stores new jobs, all or none. Fails with `duplicate` if an id is taken.
    * A job with a unique policy (domain unique-policy.ts) is checked against
@@ -239,6 +241,7 @@ export interface ClaimParams {
   workerId: string;
   queues: readonly string[];
   max: number;
+  /** The claim's time, or the newest start logged for its rate-limited queues if later (domain claimTime). */
   now: number;
   /** Unique per call; lease tokens are derived from it. */
   leaseNonce: string;
@@ -457,3 +460,74 @@ export interface WorkerFilter {
   label?: string;
   queue?: string;
 }
+
+/**
+ * The storage of cron schedules (domain schedule.ts). Ticks are claimed
+ * atomically: every replica may plan the ticks of a due schedule (domain
+ * planTicks), and fireTicks applies only the first plan made from the
+ * schedule as it still is, so each tick enqueues at most one job fleet-wide.
+ */
+export interface ScheduleStore {
+  /**
+   * Stores a schedule, or replaces the one of that name (upsert, ojs-cron
+   * 8.1), keeping its run history and bumping its revision, so that ticks
+   * planned from the version before are refused. `nextRunAt` is dropped for
+   * a paused schedule (ojs-cron 8.5).
+   */
+  registerSchedule(params: RegisterScheduleParams): Promise<{ schedule: Schedule; created: boolean }>;
+  /** Removes a schedule (not_found if there is none); the jobs it made stay. */
+  removeSchedule(name: string): Promise<void>;
+  getSchedule(name: string): Promise<Schedule | undefined>;
+  /** Schedules in name order, one page at a time. */
+  listSchedules(request: PageRequest): Promise<Page<Schedule>>;
+  /**
+   * Pauses (next_run_at cleared) or resumes (next_run_at set as given) a
+   * schedule; not_found if there is none. `changed` is false when it
+   * already was as asked.
+   */
+  setSchedulePaused(params: SchedulePauseParams): Promise<{ schedule: Schedule; changed: boolean }>;
+  /** Schedules whose next_run_at is at or before `now`, earliest first, at most `limit`. */
+  findDueSchedules(now: number, limit: number): Promise<Schedule[]>;
+  /**
+   * Applies a tick plan if the schedule is still at `revision` with
+   * `expectedNextRunAt`, else changes nothing (`fired: false`: another
+   * replica fired it, or an operator changed the schedule). Applied, it
+   * enqueues the tick's job, if any, as enqueue does (its unique policy is
+   * the overlap policy: a job returned in its place means the tick was
+   * skipped), and moves next_run_at on; a job stored counts as a run
+   * (last_run_at, run_count). Records the facts (ScheduleFact): missed
+   * ticks skipped, then the tick triggered or skipped for an overlap. One
+   * atomic step.
+   */
+  fireTicks(params: FireTicksParams): Promise<FireTicksOutcome>;
+}
+
+export interface RegisterScheduleParams {
+  spec: ScheduleSpec;
+  /** The first tick after `now`; undefined when the expression has none. */
+  nextRunAt?: number;
+  now: number;
+}
+
+export interface SchedulePauseParams {
+  name: string;
+  paused: boolean;
+  /** When resuming: the first tick after `now`. */
+  nextRunAt?: number;
+  now: number;
+}
+
+export interface FireTicksParams {
+  name: string;
+  revision: number;
+  expectedNextRunAt: number;
+  /** The tick that fires and its job (domain tickSubmission, tickJobId), when one does. */
+  tick?: { at: number; job: Job };
+  /** Ticks the plan passes over, recorded as skipped. */
+  missed?: MissedTicks;
+  /** The schedule's next tick; undefined when there is none ever. */
+  nextRunAt?: number;
+  now: number;
+}
+
+export type FireTicksOutcome = { fired: false } | { fired: true; schedule: Schedule; enqueued?: EnqueueOutcome };

@@ -128,4 +128,33 @@ describe('the ojs command steering jobs and workers', () => {
       [staged!['id'], 'pending'],
     ]);
   });
+
+  it('enqueue --unique-* carries a unique policy and tells a deduplicated or replacing enqueue on stderr', async () => {
+    const queue = newQueue();
+    const unique = ['--unique-keys', 'type,queue,args', '--unique-args-keys', 'account', '--unique-period', 'PT1H'];
+    const enqueueReport = (args: string, ...flags: string[]) =>
+      ojs(address(), ['enqueue', 'report.build', args, '-q', queue, ...unique, ...flags]);
+    const first = await enqueueReport('[{"account": 42, "month": 1}]');
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    const id = first.stdout.split(' ')[0]!;
+    const job = (await shared.clients.jobs.getJob({ jobId: id })).job!;
+    expect(job.unique).toMatchObject({ keys: ['type', 'queue', 'args'], argsKeys: ['account'], period: 'PT1H', onConflict: 'reject' });
+
+    // The same account is a duplicate whatever the month: refused (exit 4, naming the job), ignored or replacing.
+    const refused = await enqueueReport('[{"account": 42, "month": 2}]');
+    expect(refused).toMatchObject({ code: 4, stdout: '' });
+    expect(refused.stderr).toBe(`ojs: jobs[0].unique: job ${id} (available) already holds its uniqueness key (ALREADY_EXISTS)\n`);
+    const ignored = await enqueueReport('[{"account": 42, "month": 2}]', '--unique-on-conflict', 'ignore');
+    expect(ignored).toMatchObject({ code: 0, stdout: `${id}  report.build on ${queue}, available\n` });
+    expect(ignored.stderr).toBe(`deduplicated: job ${id} already holds the uniqueness key\n`);
+    const replacing = await enqueueReport('[{"account": 42, "month": 3}]', '--unique-on-conflict', 'replace');
+    expect(replacing).toMatchObject({ code: 0, stderr: `replaced job ${id}, now cancelled\n` });
+    expect(replacing.stdout.split(' ')[0]).not.toBe(id);
+
+    // Another account is another key; a bad name is the server's refusal.
+    expect(await enqueueReport('[{"account": 43}]')).toMatchObject({ code: 0, stderr: '' });
+    const bad = await ojs(address(), ['enqueue', 'report.build', '-q', queue, '--unique-keys', 'colour']);
+    expect(bad).toMatchObject({ code: 4 });
+    expect(bad.stderr).toContain('"colour" is not one of type, queue, args, meta');
+  });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { refusal } from '../support/refusal';
 import { OjsError } from '../../src/domain/errors';
 import { compareCursors, isCursor, type HeartbeatNotice, type RecordedFact } from '../../src/domain/event-facts';
 import type { Job, JobState } from '../../src/domain/job';
@@ -19,16 +20,6 @@ export interface StoreOptions {
 export interface StoreFactory {
   /** A fresh, empty store. */
   create(options?: StoreOptions): Promise<JobStore>;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<OjsError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof OjsError) return error;
-    throw error;
-  }
-  throw new Error('expected an OjsError');
 }
 
 /** Orders rows as Array#sort does by default: by their comma-joined text. */
@@ -1640,6 +1631,20 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(ids(reopened)).toEqual([jobs[3]!.id]);
         expect(reopened.heldBackByRate).toEqual([{ queue: 'q', opensAt: T0 + 1_400 }]);
         expect(ids(await h.claim(worker.workerId, ['q'], 100, T0 + 1_400))).toEqual([jobs[4]!.id, jobs[5]!.id]);
+      });
+
+      it('starts the jobs of a claim that read the clock before the newest logged start at that start', async () => {
+        // Replicas read the clock before their claims run, so claims may reach the store out of clock order.
+        const [a, b] = [await h.register({ queues: ['q'] }), await h.register({ queues: ['q'] })];
+        await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 3, periodMs: 1_000 } }, now: T0 });
+        const jobs = await h.enqueue(...Array.from({ length: 5 }, () => ({ queue: 'q' })));
+        expect((await h.claim(a.workerId, ['q'], 2, T0)).jobs).toHaveLength(2);
+        expect((await h.claim(a.workerId, ['q'], 1, T0 + 1)).jobs).toHaveLength(1);
+        // The starts at T0 left this claim's window; it takes one of the two slots.
+        expect(ids(await h.claim(a.workerId, ['q'], 1, T0 + 1_000))).toEqual([jobs[3]!.id]);
+        // At T0 + 999 both starts at T0 would still count: starting there would put four in one window.
+        const late = await h.claim(b.workerId, ['q'], 100, T0 + 999);
+        expect(late.jobs.map((j) => [j.id, j.startedAt])).toEqual([[jobs[4]!.id, T0 + 1_000]]);
       });
 
       it('reports no held-back queue when the window is full but nothing waits', async () => {

@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { OjsError } from '../../src/domain/errors';
+import { refusal } from '../support/refusal';
 import type { Job } from '../../src/domain/job';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { storedBytes } from '../../src/store/memory/stored-size';
 import { StoreHarness, T0 } from './store-harness';
 
 const RETAIN_NOTHING = { completedMs: 0, cancelledMs: 0, discardedMs: 0, maxJobs: 0 };
-
-async function refusal(promise: Promise<unknown>): Promise<OjsError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!(error instanceof OjsError)) throw new Error(`expected an OjsError, got ${String(error)}`);
-  return error;
-}
 
 describe('the memory store bound', () => {
   let h: StoreHarness;

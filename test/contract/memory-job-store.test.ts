@@ -1,4 +1,6 @@
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { describeJobStoreContract } from './job-store-contract';
+import { describeScheduleStoreContract } from './schedule-store-contract';
 
 describeJobStoreContract('memory', { create: async (options = {}) => new MemoryJobStore(options) });
+describeScheduleStoreContract('memory', { create: async () => new MemoryJobStore() });

@@ -1,6 +1,7 @@
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { describeJobStoreContract } from './job-store-contract';
+import { describeScheduleStoreContract } from './schedule-store-contract';
 
 let redis: RedisServerProcess;
 beforeAll(async () => {
@@ -9,3 +10,4 @@ beforeAll(async () => {
 afterAll(() => redis.destroy());
 
 describeJobStoreContract('redis', { create: (options) => RedisJobStore.connect({ url: redis.url, prefix: testPrefix(), ...options }) });
+describeScheduleStoreContract('redis', { create: () => RedisJobStore.connect({ url: redis.url, prefix: testPrefix() }) });

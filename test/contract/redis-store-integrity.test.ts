@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
+import { refusal } from '../support/refusal';
 import { OjsError } from '../../src/domain/errors';
 import { DEFAULT_EVENT_RETENTION } from '../../src/domain/retention';
+import type { ScheduleSpec } from '../../src/domain/schedule';
 import type { JobStore } from '../../src/store/job-store';
 import { RedisKeys } from '../../src/store/redis/keys';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
@@ -78,15 +80,6 @@ async function runRaw(script: { name: string }, args: readonly (string | number)
     if (error instanceof Error) return error;
   }
   throw new Error(`${script.name} accepted its arguments`);
-}
-
-async function refusal(promise: Promise<unknown>): Promise<OjsError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  if (!(error instanceof OjsError)) throw new Error(`expected an OjsError, got ${String(error)}`);
-  return error;
 }
 
 /** A worker holding four claimed jobs. */
@@ -259,6 +252,36 @@ describe('the Redis audit', () => {
         `worker ${worker.workerId} is not registered but has a held set`,
       ]),
     );
+  });
+});
+
+describe('the Redis audit of schedules', () => {
+  it('reports schedules whose name or due entry went missing, and entries of schedules that are gone', async () => {
+    const spec: Omit<ScheduleSpec, 'name'> = {
+      expression: '* * * * * *',
+      timezone: 'UTC',
+      template: { type: 'report.generate', args: [] },
+      overlap: 'skip',
+      missedTicks: 'run_once',
+      description: '',
+      isPaused: false,
+    };
+    await store.registerSchedule({ spec: { ...spec, name: 'a' }, nextRunAt: T0 + 1_000, now: T0 });
+    await store.registerSchedule({ spec: { ...spec, name: 'b' }, nextRunAt: T0 + 1_000, now: T0 });
+    expect(await store.audit()).toEqual([]);
+    await client.zrem(keys.schedules, 'a');
+    await client.zadd(keys.scheduleDue, T0 + 5_000, 'b');
+    await client.zadd(keys.scheduleDue, T0, 'ghost');
+    await client.hset(`${keys.schedule}b`, 'paused', '1');
+    expect(await store.audit()).toEqual(
+      expect.arrayContaining([
+        'schedule a is not in the schedule names at score 0',
+        `schedule b is in the due index at ${T0 + 5_000}, not at its next run ${T0 + 1_000}`,
+        'schedule b is paused but has a next run',
+        'the due schedules list ghost, which is not stored',
+      ]),
+    );
+    await client.del(`${keys.schedule}a`, `${keys.schedule}b`, keys.scheduleDue, keys.schedules);
   });
 });
 

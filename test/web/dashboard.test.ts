@@ -57,8 +57,13 @@ describe('the web dashboard', () => {
     await shows(page, '[data-testid="throughput-totals"]', /3 completed/);
     await screenshot(page, 'overview');
 
+    await clients.operator.setQueueLimits({
+      queue: 'web-live',
+      limits: { maxActive: 5, rate: { limit: 20, period: { seconds: 0, nanos: 500_000_000 } } },
+    });
     await page.getByRole('link', { name: 'Queues' }).click();
     await shows(page, 'tr[data-queue="web-live"] td', 'running');
+    await shows(page, 'tr[data-queue="web-live"] td[data-limits]', '20 per 500 ms, 5 active');
     await page.getByRole('button', { name: 'Pause queue web-live' }).click();
     await shows(page, 'tr[data-queue="web-live"] td', 'paused');
     expect((await clients.operator.getQueueStats({ queue: 'web-live' })).queue?.paused).toBe(true);

@@ -6,6 +6,14 @@ import { useLive } from '../live';
 import { COUNT_STATES } from './overview';
 import { StatusMessage } from '../status-message';
 
+/** A queue's fleet-wide limits, briefly: "20 per 500 ms, 5 active"; a dash for none. */
+function limitsText(limits: ApiQueue['limits']): string {
+  const parts: string[] = [];
+  if (limits?.rate !== undefined) parts.push(`${limits.rate.limit} per ${limits.rate.periodMs} ms`);
+  if (limits?.maxActive !== undefined) parts.push(`${limits.maxActive} active`);
+  return parts.length === 0 ? '–' : parts.join(', ');
+}
+
 export function QueuesPage({ session }: { session: ApiSession }) {
   const live = useLive(() => get<ApiPage<ApiQueue>>('queues', { pageSize: '1000' }), { types: 'job.*,queue.*' }, []);
   const [message, setMessage] = useState('');
@@ -38,6 +46,7 @@ export function QueuesPage({ session }: { session: ApiSession }) {
               <th scope="col" class="number">
                 Lag
               </th>
+              <th scope="col">Limits</th>
               {session.may.pauseQueues && <th scope="col">Actions</th>}
             </tr>
           </thead>
@@ -53,6 +62,7 @@ export function QueuesPage({ session }: { session: ApiSession }) {
                 </td>
                 <td class="number">{queue.counts.active}</td>
                 <td class="number">{queue.lagMs === undefined ? '–' : duration(queue.lagMs)}</td>
+                <td data-limits>{limitsText(queue.limits)}</td>
                 {session.may.pauseQueues && (
                   <td class="actions">
                     {queue.paused ? (

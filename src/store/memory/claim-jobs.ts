@@ -1,5 +1,6 @@
 import type { Job } from '../../domain/job';
 import { claimLease, leaseToken } from '../../domain/lease';
+import { claimTime } from '../../domain/queue-limits';
 import { waitingDeadline } from '../../domain/timeouts';
 import { desiredState } from '../../domain/worker';
 import type { ClaimParams, ClaimResult } from '../job-store';
@@ -19,16 +20,17 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
   let isBudgetSpent = false;
   const heldBackByRate: ClaimResult['heldBackByRate'] = [];
   const activeOf = (queue: string): number => tables.counts.get(queue)?.active ?? 0;
-  for (const queue of params.queues) {
-    // A paused queue delivers nothing; the worker's other queues still do.
-    if (tables.paused.has(queue)) continue;
-    let { slots } = tables.limiter.allowance(queue, activeOf(queue), params.now);
+  // A paused queue delivers nothing; the worker's other queues still do.
+  const open = params.queues.filter((queue) => !tables.paused.has(queue));
+  const now = claimTime(params.now, tables.limiter.newestStart(open));
+  for (const queue of open) {
+    let { slots } = tables.limiter.allowance(queue, activeOf(queue), now);
     while (!isBudgetSpent && jobs.length < limit && slots > 0) {
       const slot = tables.firstReady(queue);
       if (slot === undefined) break;
       // Past its waiting deadline: never started; the expiry pass discards it.
       const deadline = waitingDeadline(slot.job);
-      if (deadline !== undefined && deadline <= params.now) {
+      if (deadline !== undefined && deadline <= now) {
         tables.dropFirstReady(queue, deadline);
         continue;
       }
@@ -38,17 +40,17 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
       tables.dropFirstReady(queue);
       bytes += slot.bytes;
       const attempt = slot.job.attempt + 1;
-      const started = { ...slot.job, startedAt: params.now };
-      const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), params.now, params.confirmWithinMs);
-      const patch = { state: 'active', attempt, startedAt: params.now, lease, progress: undefined, progressData: undefined } as const;
-      tables.transit(slot, patch, params.now);
+      const started = { ...slot.job, startedAt: now };
+      const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), now, params.confirmWithinMs);
+      const patch = { state: 'active', attempt, startedAt: now, lease, progress: undefined, progressData: undefined } as const;
+      tables.transit(slot, patch, now);
       jobs.push(slot.job);
       entry.held.add(slot.job.id);
-      tables.limiter.started(queue, params.now);
+      tables.limiter.started(queue, now);
       slots -= 1;
     }
     // Jobs wait for the rate window: say when it reopens, so that someone wakes then.
-    const { opensAt } = slots === 0 ? tables.limiter.allowance(queue, activeOf(queue), params.now) : {};
+    const { opensAt } = slots === 0 ? tables.limiter.allowance(queue, activeOf(queue), now) : {};
     if (opensAt !== undefined && tables.firstReady(queue) !== undefined) heldBackByRate.push({ queue, opensAt });
   }
   const freeCapacity = Math.max(0, entry.worker.concurrency - entry.held.size);

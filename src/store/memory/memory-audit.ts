@@ -57,6 +57,7 @@ export function auditTables(tables: MemoryTables, bounds: { events: Readonly<Eve
   checkQueues(tables, problems);
   checkUniqueKeys(tables, problems);
   problems.push(...tables.limiter.problems());
+  problems.push(...tables.schedules.problems());
   checkLog(tables, bounds, problems);
   checkWorkers(tables, problems);
   return problems;

@@ -1,9 +1,10 @@
-import { duplicateJob, invalidTransition, jobNotFound, workerNotFound } from '../../domain/errors';
+import { duplicateJob, invalidTransition, jobNotFound, scheduleNotFound, workerNotFound } from '../../domain/errors';
 import type { HeartbeatNotice, RecordedFact } from '../../domain/event-facts';
 import type { Job } from '../../domain/job';
 import type { JobQuery } from '../../domain/job-query';
 import { pageWithinBytes } from '../../domain/paging';
 import { DEFAULT_EVENT_RETENTION, type EventRetention, type RetentionPolicy } from '../../domain/retention';
+import type { Schedule } from '../../domain/schedule';
 import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
@@ -20,6 +21,8 @@ import type {
   ExtendLeaseParams,
   FactPage,
   FailParams,
+  FireTicksOutcome,
+  FireTicksParams,
   JobStore,
   Page,
   PageRequest,
@@ -29,6 +32,8 @@ import type {
   QueueCounts,
   QueueStats,
   RecoverParams,
+  RegisterScheduleParams,
+  SchedulePauseParams,
   ReleaseParams,
   RemoveWorkerOutcome,
   RemoveWorkerParams,
@@ -46,6 +51,7 @@ import { MemoryTables, zeroCounts, type JobSlot, type WorkerSlot } from './memor
 import { checkRoom, resolveLimits, type MemoryStoreLimits } from './memory-store-limits';
 import { ack, extendLease, fail, recordProgress, recover, releaseUndelivered } from './settle-jobs';
 import { storedBytes } from './stored-size';
+import { tickFacts } from './schedule-table';
 import { applyUnique, planUnique } from './unique-enqueue';
 import { discardWaiting, promoteDue, pruneTerminal, surfaceDue, takeDueSoftTimeouts } from './timed-changes';
 import { directWorker, listWorkers, recordBeat, registerWorker, removeWorker, snapshot } from './worker-changes';
@@ -84,6 +90,11 @@ export class MemoryJobStore implements JobStore {
   }
 
   async enqueue(jobs: readonly Job[]): Promise<EnqueueOutcome[]> {
+    return this.flushed(this.store(jobs));
+  }
+
+  /** Stores new jobs as enqueue does; the caller flushes. */
+  private store(jobs: readonly Job[]): EnqueueOutcome[] {
     const ids = new Set<string>();
     for (const job of jobs) {
       if (this.tables.jobs.has(job.id) || ids.has(job.id)) throw duplicateJob(job.id);
@@ -102,7 +113,7 @@ export class MemoryJobStore implements JobStore {
       return size;
     });
     checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: stored, bytes });
-    return this.flushed(applyUnique(this.tables, jobs, plans, now, (job, i) => this.tables.insert(job, sizes[i]!)));
+    return applyUnique(this.tables, jobs, plans, now, (job, i) => this.tables.insert(job, sizes[i]!));
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -265,6 +276,66 @@ export class MemoryJobStore implements JobStore {
     if (available > 0 && !this.tables.paused.has(params.queue))
       this.tables.signal({ kind: 'jobsAvailable', queue: params.queue, count: available });
     this.flush();
+  }
+
+  async registerSchedule(params: RegisterScheduleParams): Promise<{ schedule: Schedule; created: boolean }> {
+    const { spec, now } = params;
+    const before = this.tables.schedules.get(spec.name);
+    const schedule: Schedule = {
+      ...spec,
+      createdAt: before?.createdAt ?? now,
+      updatedAt: now,
+      revision: (before?.revision ?? 0) + 1,
+      runCount: before?.runCount ?? 0,
+    };
+    if (before?.lastRunAt !== undefined) schedule.lastRunAt = before.lastRunAt;
+    if (params.nextRunAt !== undefined && !spec.isPaused) schedule.nextRunAt = params.nextRunAt;
+    this.tables.schedules.put(schedule);
+    return { schedule, created: before === undefined };
+  }
+
+  async removeSchedule(name: string): Promise<void> {
+    if (!this.tables.schedules.delete(name)) throw scheduleNotFound(name);
+  }
+
+  async getSchedule(name: string): Promise<Schedule | undefined> {
+    return this.tables.schedules.get(name);
+  }
+
+  async listSchedules(request: PageRequest): Promise<Page<Schedule>> {
+    return this.tables.schedules.page(request.after, request.limit);
+  }
+
+  async setSchedulePaused(params: SchedulePauseParams): Promise<{ schedule: Schedule; changed: boolean }> {
+    const before = this.tables.schedules.get(params.name);
+    if (before === undefined) throw scheduleNotFound(params.name);
+    if (before.isPaused === params.paused) return { schedule: before, changed: false };
+    const { nextRunAt: _dropped, ...rest } = before;
+    const schedule: Schedule = { ...rest, isPaused: params.paused, updatedAt: params.now };
+    if (!params.paused && params.nextRunAt !== undefined) schedule.nextRunAt = params.nextRunAt;
+    this.tables.schedules.put(schedule);
+    return { schedule, changed: true };
+  }
+
+  async findDueSchedules(now: number, limit: number): Promise<Schedule[]> {
+    return this.tables.schedules.dueAt(now, limit);
+  }
+
+  async fireTicks(params: FireTicksParams): Promise<FireTicksOutcome> {
+    const before = this.tables.schedules.get(params.name);
+    if (before?.revision !== params.revision || before.nextRunAt !== params.expectedNextRunAt) return { fired: false };
+    // Stored first: a refused enqueue (store full) leaves the schedule as it was, to fire again.
+    const enqueued = params.tick === undefined ? undefined : this.store([params.tick.job])[0]!;
+    const { nextRunAt: _passed, ...rest } = before;
+    const schedule: Schedule = rest;
+    if (params.nextRunAt !== undefined) schedule.nextRunAt = params.nextRunAt;
+    if (params.tick !== undefined && enqueued?.deduplicated === false) {
+      schedule.lastRunAt = params.tick.at;
+      schedule.runCount += 1;
+    }
+    this.tables.schedules.put(schedule);
+    for (const fact of tickFacts(schedule, params, enqueued)) this.tables.record(fact);
+    return this.flushed(enqueued === undefined ? { fired: true, schedule } : { fired: true, schedule, enqueued });
   }
 
   async listJobs(query: JobQuery): Promise<Page<Job>> {

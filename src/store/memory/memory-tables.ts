@@ -17,6 +17,7 @@ import { MinHeap } from './min-heap';
 import { PriorityFifo } from './priority-fifo';
 import { QueueLimiter } from './queue-limiter';
 import { QueueThroughput } from './queue-throughput';
+import { ScheduleTable } from './schedule-table';
 import { SortedKeySet } from './sorted-key-set';
 import { storedBytesDelta } from './stored-size';
 import { holdsUniqueKey } from '../../domain/unique-policy';
@@ -122,6 +123,8 @@ export class MemoryTables {
    * so there are never more entries than jobs.
    */
   readonly uniqueKeys = new Map<string, string>();
+  /** Cron schedules. */
+  readonly schedules = new ScheduleTable();
   /** Sum of the stored sizes of all jobs. */
   storedBytes = 0;
   /** The latest time of a soft timeout taken so far: every entry due by then has left its heap. */

@@ -36,6 +36,12 @@ export class QueueLimiter {
     return window.slots <= byActive ? window : { slots: byActive };
   }
 
+  /** The newest start logged for any of `queues`. */
+  newestStart(queues: readonly string[]): number | undefined {
+    const newest = queues.map((queue) => this.starts.get(queue)?.at(-1)).filter((at) => at !== undefined);
+    return newest.length === 0 ? undefined : Math.max(...newest);
+  }
+
   /** Logs a start of one of the queue's jobs, if the queue has a rate. */
   started(queue: string, at: number): void {
     if (this.limits.get(queue)?.rate === undefined) return;

@@ -6,6 +6,7 @@ import {
   type ProgressFact,
   type QueueFact,
   type RecordedFact,
+  type ScheduleFact,
   type WorkerFact,
 } from '../../domain/event-facts';
 import { JOB_STATES, type HandlerCode } from '../../domain/job';
@@ -38,7 +39,10 @@ import {
  * - progress (`p`): at, id, type, queue, worker, attempt, progress, traceparent;
  * - worker (`w`): at, worker, from, to, queues JSON, concurrency, active
  *   jobs, reason, registered at, last beat at;
- * - queue (`q`): at, queue, paused (0/1), actor.
+ * - queue (`q`): at, queue, paused (0/1), actor;
+ * - schedule (`s`): at, name, expression, timezone (both stored through
+ *   factText), tick, job id, job type, queue, run count, skip reason,
+ *   missed count, last missed, count at least (0/1).
  *
  * The event log is a stream with one entry per script call that recorded
  * facts: its id is "<position of its first fact>-<number of facts>", its
@@ -157,6 +161,22 @@ const WORKER_FIELDS = [
   'lastBeatAt',
 ] as const;
 const QUEUE_FIELDS = ['at', 'queue', 'paused', 'actor'] as const;
+const SCHEDULE_FIELDS = [
+  'at',
+  'name',
+  'expression',
+  'timezone',
+  'tick',
+  'job',
+  'type',
+  'queue',
+  'runCount',
+  'reason',
+  'missedCount',
+  'lastMissed',
+  'countAtLeast',
+] as const;
+const SKIP_REASONS = { overlap_skip: true, missed: true } as const;
 
 /** Sets `record[key]` to `value` unless it is undefined (the fact types have optional, not undefined, fields). */
 function assign<T extends object, K extends keyof T>(record: T, key: K, value: T[K] | undefined): void {
@@ -249,6 +269,29 @@ function readQueueFact(line: string): QueueFact {
   return fact;
 }
 
+function readScheduleFact(line: string): ScheduleFact {
+  const fields = new FactFields(line, 'schedule fact', SCHEDULE_FIELDS);
+  const fact: ScheduleFact = {
+    kind: 'schedule',
+    at: fields.int('at'),
+    name: fields.text('name'),
+    expression: fromFactText(fields.text('expression')),
+    timezone: fromFactText(fields.text('timezone')),
+    tick: fields.int('tick'),
+  };
+  assign(fact, 'jobId', fields.optionalText('job'));
+  assign(fact, 'jobType', fields.optionalText('type'));
+  assign(fact, 'queue', fields.optionalText('queue'));
+  assign(fact, 'runCount', fields.optionalInt('runCount'));
+  const reason = fields.optionalText('reason');
+  if (reason !== undefined) fact.reason = readKeyOf(reason, SKIP_REASONS, 'fact reason');
+  assign(fact, 'missedCount', fields.optionalInt('missedCount'));
+  assign(fact, 'lastMissed', fields.optionalInt('lastMissed'));
+  const atLeast = fields.optionalText('countAtLeast');
+  if (atLeast !== undefined) fact.isCountAtLeast = atLeast === '1';
+  return fact;
+}
+
 /** A fact from its line. */
 export function decodeFact(line: string): EventFact {
   switch (line.slice(0, 2)) {
@@ -260,6 +303,8 @@ export function decodeFact(line: string): EventFact {
       return readWorkerFact(line);
     case `q${FIELD_SEPARATOR}`:
       return readQueueFact(line);
+    case `s${FIELD_SEPARATOR}`:
+      return readScheduleFact(line);
     default:
       return unexpectedReply('fact kind', line);
   }

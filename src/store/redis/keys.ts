@@ -51,6 +51,12 @@ export class RedisKeys {
    * period, and goes when the job leaves its policy's states.
    */
   readonly unique: string;
+  /** Per cron schedule (`<schedule><name>`), a hash of its spec and runs (schedule-codec.ts). */
+  readonly schedule: string;
+  /** The names of the schedules, all with score 0: read by name with ZRANGEBYLEX. */
+  readonly schedules: string;
+  /** The names of the schedules that have a next tick, scored by it. */
+  readonly scheduleDue: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -77,6 +83,9 @@ export class RedisKeys {
     this.limits = `${prefix}:limits`;
     this.starts = `${prefix}:starts:`;
     this.unique = `${prefix}:unique:`;
+    this.schedule = `${prefix}:schedule:`;
+    this.schedules = `${prefix}:schedules`;
+    this.scheduleDue = `${prefix}:schedule-due`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -105,6 +114,9 @@ export class RedisKeys {
       this.limits,
       this.starts,
       this.unique,
+      this.schedule,
+      this.schedules,
+      this.scheduleDue,
     ];
   }
 

@@ -2,6 +2,7 @@ import type { HeartbeatNotice, RecordedFact } from '../../domain/event-facts';
 import type { Job } from '../../domain/job';
 import type { JobQuery } from '../../domain/job-query';
 import { DEFAULT_EVENT_RETENTION, type EventRetention, type RetentionPolicy } from '../../domain/retention';
+import type { Schedule } from '../../domain/schedule';
 import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
@@ -18,6 +19,8 @@ import type {
   ExtendLeaseParams,
   FactPage,
   FailParams,
+  FireTicksOutcome,
+  FireTicksParams,
   JobStore,
   Page,
   PageRequest,
@@ -26,6 +29,8 @@ import type {
   ProgressParams,
   QueueCounts,
   QueueStats,
+  RegisterScheduleParams,
+  SchedulePauseParams,
   RecoverParams,
   ReleaseParams,
   RemoveWorkerOutcome,
@@ -79,6 +84,13 @@ import { removeWorkerScript } from './scripts/remove-worker';
 import { retryJobsScript } from './scripts/retry-jobs';
 import { setQueueLimitsScript } from './scripts/set-queue-limits';
 import { setQueuePausedScript } from './scripts/set-queue-paused';
+import { findDueSchedulesScript } from './scripts/find-due-schedules';
+import { fireTicksScript } from './scripts/fire-ticks';
+import { getScheduleScript } from './scripts/get-schedule';
+import { listSchedulesScript } from './scripts/list-schedules';
+import { registerScheduleScript } from './scripts/register-schedule';
+import { removeScheduleScript } from './scripts/remove-schedule';
+import { setSchedulePausedScript } from './scripts/set-schedule-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
 import { decodeSignal, encodeSignal } from './signal-codec';
 import { redactUrlPasswords } from '../../../lib/redact';
@@ -343,6 +355,34 @@ export class RedisJobStore implements JobStore {
 
   setQueuePaused(params: PauseParams): Promise<{ changed: boolean }> {
     return this.run(setQueuePausedScript, params);
+  }
+
+  registerSchedule(params: RegisterScheduleParams): Promise<{ schedule: Schedule; created: boolean }> {
+    return this.run(registerScheduleScript, params);
+  }
+
+  removeSchedule(name: string): Promise<void> {
+    return this.run(removeScheduleScript, name);
+  }
+
+  getSchedule(name: string): Promise<Schedule | undefined> {
+    return this.run(getScheduleScript, name);
+  }
+
+  listSchedules(request: PageRequest): Promise<Page<Schedule>> {
+    return this.run(listSchedulesScript, request);
+  }
+
+  setSchedulePaused(params: SchedulePauseParams): Promise<{ schedule: Schedule; changed: boolean }> {
+    return this.run(setSchedulePausedScript, params);
+  }
+
+  findDueSchedules(now: number, limit: number): Promise<Schedule[]> {
+    return this.run(findDueSchedulesScript, { now, limit });
+  }
+
+  fireTicks(params: FireTicksParams): Promise<FireTicksOutcome> {
+    return this.run(fireTicksScript, params);
   }
 
   setQueueLimits(params: QueueLimitsParams): Promise<void> {

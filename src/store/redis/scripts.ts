@@ -37,6 +37,13 @@ import { retryJobsScript } from './scripts/retry-jobs';
 import { setQueueLimitsScript } from './scripts/set-queue-limits';
 import { setQueuePausedScript } from './scripts/set-queue-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
+import { findDueSchedulesScript } from './scripts/find-due-schedules';
+import { fireTicksScript } from './scripts/fire-ticks';
+import { getScheduleScript } from './scripts/get-schedule';
+import { listSchedulesScript } from './scripts/list-schedules';
+import { registerScheduleScript } from './scripts/register-schedule';
+import { removeScheduleScript } from './scripts/remove-schedule';
+import { setSchedulePausedScript } from './scripts/set-schedule-paused';
 
 /**
  * Every script the store runs: one per operation, each declared in
@@ -79,6 +86,13 @@ export const SCRIPTS = [
   deleteJobsScript,
   readFactsScript,
   pruneFactsScript,
+  registerScheduleScript,
+  removeScheduleScript,
+  getScheduleScript,
+  listSchedulesScript,
+  setSchedulePausedScript,
+  findDueSchedulesScript,
+  fireTicksScript,
   auditScript,
 ] as const;
 
@@ -89,12 +103,20 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
  * The libraries every script starts with, in order: the rules generated
  * from the domain (tools/generate-lua-prelude.ts), then the shared helpers,
  * each built on those before it (arguments; writes, facts and state
- * changes; job changes; workers).
+ * changes; job changes; new jobs; schedules; workers).
  */
-export const LUA_LIBRARIES = ['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua'] as const;
+export const LUA_LIBRARIES = [
+  'lib/domain.lua',
+  'lib/arguments.lua',
+  'lib/ojs.lua',
+  'lib/job-changes.lua',
+  'lib/new-jobs.lua',
+  'lib/schedules.lua',
+  'lib/workers.lua',
+] as const;
 
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 23;
+export const SCRIPT_KEY_COUNT = 26;
 
 /** The text of the libraries every script starts with. */
 export function libraryPrelude(): string {

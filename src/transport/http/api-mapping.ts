@@ -10,12 +10,13 @@ import type { ApiBulkResult, ApiEvent, ApiJob, ApiJobDetail, ApiJobError, ApiQue
 /** Domain values as the dashboard's JSON (api-types.ts): the HTTP twin of the gRPC mappers. */
 
 /** A queue's counts, pause and lag at `now`. */
-export function toApiQueue({ queue, paused, oldestAvailableAt, ...counts }: QueueCounts, now: number): ApiQueue {
+export function toApiQueue({ queue, paused, oldestAvailableAt, limits, ...counts }: QueueCounts, now: number): ApiQueue {
   return {
     name: queue,
     paused,
     counts,
     ...(oldestAvailableAt === undefined ? {} : { lagMs: Math.max(0, now - oldestAvailableAt) }),
+    ...(limits === undefined ? {} : { limits }),
   };
 }
 

@@ -31,6 +31,8 @@ export interface ApiQueue {
   counts: Record<ApiJobState, number>;
   /** How long the job that runs next has waited; absent when none is available. */
   lagMs?: number;
+  /** Its fleet-wide limits (SetQueueLimits); absent when it has none. */
+  limits?: { maxActive?: number; rate?: { limit: number; periodMs: number } };
 }
 
 export interface ApiMinute {

@@ -158,6 +158,49 @@ describe('the events a fact stands for', () => {
     });
   });
 
+  it('tells cron.triggered and cron.skipped as ojs-cron 9 shows them, as the scheduler', () => {
+    const schedule = {
+      kind: 'schedule',
+      at: AT + 123,
+      name: 'daily-report',
+      expression: '0 9 * * *',
+      timezone: 'America/New_York',
+    } as const;
+    const tick = Date.parse('2026-06-01T13:00:00.000Z');
+    const base = {
+      cron_name: 'daily-report',
+      cron_expression: '0 9 * * *',
+      timezone: 'America/New_York',
+      scheduled_time: '2026-06-01T13:00:00.000Z',
+    };
+    const [triggered] = events({ ...schedule, tick, jobId: 'j1', jobType: 'report.generate', queue: 'reports', runCount: 43 });
+    expect(triggered).toMatchObject({
+      type: 'cron.triggered',
+      source: 'ojs://billing/scheduler',
+      subject: 'daily-report',
+      queue: 'reports',
+      jobId: 'j1',
+      data: { ...base, job_id: 'j1', job_type: 'report.generate', run_count: 43, actual_time: '2026-06-01T10:30:00.123Z' },
+    });
+    const [overlap] = events({ ...schedule, tick, jobId: 'j0', jobType: 'report.generate', queue: 'reports', reason: 'overlap_skip' });
+    expect(overlap).toMatchObject({ type: 'cron.skipped', data: { ...base, reason: 'overlap_skip', active_job_id: 'j0' } });
+    const [missed] = events({
+      ...schedule,
+      tick,
+      reason: 'missed',
+      missedCount: 3,
+      lastMissed: tick + 2 * 86_400_000,
+      isCountAtLeast: false,
+    });
+    expect(missed?.data).toEqual({
+      ...base,
+      reason: 'missed',
+      missed_count: 3,
+      last_missed_time: '2026-06-03T13:00:00.000Z',
+      missed_count_is_at_least: false,
+    });
+  });
+
   it('makes live heartbeat events from a beat: the worker, then each job whose lease it renewed', () => {
     const lease = { jobId: 'j1', jobType: 'email.send', queue: 'email', attempt: 2, visibleUntil: AT + 60_000 };
     const live = heartbeatEvents({ at: AT, workerId: 'w1', state: 'running', jobs: [lease] }, 'billing');

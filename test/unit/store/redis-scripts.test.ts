@@ -39,7 +39,15 @@ describe('the Redis script registry', () => {
   });
 
   it('prepends the generated domain rules, then the helper libraries, to every script', () => {
-    expect(LUA_LIBRARIES).toEqual(['lib/domain.lua', 'lib/arguments.lua', 'lib/ojs.lua', 'lib/job-changes.lua', 'lib/workers.lua']);
+    expect(LUA_LIBRARIES).toEqual([
+      'lib/domain.lua',
+      'lib/arguments.lua',
+      'lib/ojs.lua',
+      'lib/job-changes.lua',
+      'lib/new-jobs.lua',
+      'lib/schedules.lua',
+      'lib/workers.lua',
+    ]);
     expect(readdirSync(join(LUA_DIR, 'lib')).toSorted()).toEqual(LUA_LIBRARIES.map((file) => file.slice('lib/'.length)).toSorted());
     for (const name of names) {
       const source = scriptSource(name);

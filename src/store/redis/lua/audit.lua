@@ -46,16 +46,16 @@ end
 local SINGLETONS = {
   [K.due] = 'zset', [K.expiries] = 'zset', [K.leases] = 'zset', [K.seq] = 'string', [K.queues] = 'zset',
   [K.workers] = 'zset', [K.timeouts] = 'zset', [K.workerIds] = 'zset', [K.paused] = 'set', [K.events] = 'stream',
-  [K.eventPosition] = 'string', [K.limits] = 'hash',
+  [K.eventPosition] = 'string', [K.limits] = 'hash', [K.schedules] = 'zset', [K.scheduleDue] = 'zset',
 }
 local FAMILIES = {
   { name = 'job', prefix = K.job, type = 'hash' }, { name = 'ready', prefix = K.ready, type = 'zset' },
   { name = 'counts', prefix = K.counts, type = 'hash' }, { name = 'worker', prefix = K.worker, type = 'hash' },
   { name = 'held', prefix = K.held, type = 'set' }, { name = 'listing', prefix = K.listing, type = 'zset' },
   { name = 'stats', prefix = K.stats, type = 'hash' }, { name = 'starts', prefix = K.starts, type = 'zset' },
-  { name = 'unique', prefix = K.unique, type = 'string' },
+  { name = 'unique', prefix = K.unique, type = 'string' }, { name = 'schedule', prefix = K.schedule, type = 'hash' },
 }
-local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {} }
+local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {}, schedule = {} }
 
 local function checkType(key, expected)
   local actual = redis.call('TYPE', key).ok
@@ -325,6 +325,30 @@ if oldestEntry then
   local newest, newestCount = entrySpan(newestEntry[1])
   if newest + newestCount - 1 > lastPosition then
     problem('the event log numbered facts up to ' .. int(lastPosition) .. ', but holds one at ' .. int(newest + newestCount - 1))
+  end
+end
+
+--[[ Schedules: each hash complete, listed by name, and in the due index exactly while it has a next tick (none while paused). ]]
+
+do
+  local names, due = scoresOf(K.schedules), scoresOf(K.scheduleDue)
+  for name in pairs(found.schedule) do
+    local schedule = hashOf(K.schedule .. name)
+    for _, field in ipairs({ 'spec', 'expression', 'timezone', 'paused', 'createdAt', 'updatedAt', 'revision', 'runCount' }) do
+      if schedule[field] == nil then problem('schedule ' .. name .. ' has no ' .. field .. ' field') end
+    end
+    if names[name] ~= 0 then problem('schedule ' .. name .. ' is not in the schedule names at score 0') end
+    local nextRunAt = tonumber(schedule.nextRunAt)
+    if nextRunAt and schedule.paused ~= '0' then problem('schedule ' .. name .. ' is paused but has a next run') end
+    if due[name] ~= nextRunAt then
+      problem('schedule ' .. name .. ' is in the due index at ' .. tostring(due[name]) .. ', not at its next run ' .. tostring(nextRunAt))
+    end
+  end
+  for name in pairs(names) do
+    if not found.schedule[name] then problem('the schedule names list ' .. name .. ', which is not stored') end
+  end
+  for name in pairs(due) do
+    if not found.schedule[name] then problem('the due schedules list ' .. name .. ', which is not stored') end
   end
 end
 

@@ -26,12 +26,18 @@
         are trimmed), and logs each start ("<id>:<attempt>" by `now`). A
         queue whose rate window is full while its ready queue holds jobs is
         reported with when its oldest counted start leaves the window.
+        A claim whose `now` is earlier than the newest start logged for its
+        rate-limited queues (another replica's claim read the clock later
+        but ran first) claims at that start instead, so that logs only grow
+        forward and one claim's trim never drops a start a later-running
+        claim still counts (domain claimTime).
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
            {{id, attempt, lease expires at, body, enqueued at, errors, error,
              checkpoint}...}, stopped at the byte budget (0/1),
-           {queue, its rate window's next slot...} for queues held back by rate}.
+           {queue, its rate window's next slot...} for queues held back by rate,
+           the time the claim started its jobs at}.
   Bounded: at most `max` jobs, and entries popped beyond them go back.
   Atomic: one script; every argument is checked before the first write.
 ]]
@@ -47,7 +53,7 @@ for q = firstQueue, firstQueue + queueCount - 1 do named[#named + 1] = argId(q) 
 
 local worker = redis.call('HMGET', K.worker .. workerId, 'desired', 'concurrency')
 if not worker[1] then return { 'not_found' } end
-if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0, {} } end
+if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0, {}, int(now) } end
 -- A paused queue delivers nothing (its jobs stay first in line).
 local queues = {}
 local paused = #named > 0 and redis.call('SMISMEMBER', K.paused, unpack(named)) or {}
@@ -55,6 +61,13 @@ for q, queue in ipairs(named) do
   if paused[q] == 0 then queues[#queues + 1] = queue end
 end
 local limitTexts = #queues > 0 and redis.call('HMGET', K.limits, unpack(queues)) or {}
+-- Starts are logged in the order claims run: never before the newest one logged.
+for q, queue in ipairs(queues) do
+  if limitTexts[q] and string.match(limitTexts[q], ',%d+,') then
+    local newest = redis.call('ZRANGE', K.starts .. queue, -1, -1, 'WITHSCORES')[2]
+    if newest and tonumber(newest) > now then now = tonumber(newest) end
+  end
+end
 -- Per queue, the jobs this claim took (its counts hash moves at finish).
 local takenFrom = {}
 
@@ -151,4 +164,4 @@ for q, queue in ipairs(queues) do
   end
 end
 finish()
-return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack }
+return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack, startedAt }

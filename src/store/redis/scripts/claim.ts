@@ -24,7 +24,9 @@ export const claimScript = declareScript({
   decode(reply, params): ClaimResult {
     const { status, rest } = readStatus(reply, 'claim');
     if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
-    const [isRunning, free, claimed, isFull, heldBack] = rest;
+    const [isRunning, free, claimed, isFull, heldBack, claimedAt] = rest;
+    // Not always params.now: a claim behind a newer logged start starts at it (lua/claim.lua).
+    const startedAt = readInteger(claimedAt, 'claim time');
     const heldBackPairs = readArray(heldBack, 'claim held back by rate');
     const heldBackByRate: ClaimResult['heldBackByRate'] = [];
     for (let i = 0; i + 1 < heldBackPairs.length; i += 2) {
@@ -38,7 +40,7 @@ export const claimScript = declareScript({
       isRunning: readInteger(isRunning, 'claim isRunning') === 1,
       freeCapacity: Math.max(0, readInteger(free, 'claim free capacity')),
       isBudgetSpent: readInteger(isFull, 'claim stopped at the byte budget') === 1,
-      jobs: readArray(claimed, 'claimed jobs').map((job) => decodeClaimedJob(job, params.workerId, params.leaseNonce, params.now)),
+      jobs: readArray(claimed, 'claimed jobs').map((job) => decodeClaimedJob(job, params.workerId, params.leaseNonce, startedAt)),
     };
   },
 });

@@ -21,6 +21,8 @@
    19 heartbeat channel                  20 the event log's last position
    21 queue limits hash                  22 start log prefix (per queue with a rate)
    23 uniqueness key prefix (per key, the id of the job holding it)
+   24 schedule prefix (per name, its hash)                 25 schedule names zset (score 0: by name)
+   26 due schedules zset (by next tick)
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -37,7 +39,7 @@ local K = {
   seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
   held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
   paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
-  limits = KEYS[21], starts = KEYS[22], unique = KEYS[23],
+  limits = KEYS[21], starts = KEYS[22], unique = KEYS[23], schedule = KEYS[24], schedules = KEYS[25], scheduleDue = KEYS[26],
 }
 
 --[[

@@ -1,0 +1,163 @@
+import { sha256Hex } from '../../lib/sha256';
+import { assertField, scheduleNotFound, type FieldViolation } from '../domain/errors';
+import type { Job } from '../domain/job';
+import { buildJob, DEFAULT_QUEUE, type JobCreation, type JobSubmission, type SubmissionProblems } from '../domain/job-submission';
+import { mayUseQueue, type Principal } from '../domain/principal';
+import type { Page, PageRequest } from '../domain/paging';
+import { resolveScheduleSpec, scheduleNameProblem, type CronCalendar, type Schedule, type ScheduleInput } from '../domain/schedule';
+import { planTicks, tickJobId, tickSubmission } from '../domain/schedule-tick';
+import { transitionOf } from '../domain/transition';
+import type { FireTicksParams } from '../store/job-store';
+import type { AppContext } from './app-context';
+import { assertMayUseQueue } from './caller-scope';
+
+/** Most due schedules one pass fires; the rest wait for the next pass. */
+export const SCHEDULE_BATCH = 100;
+
+/**
+ * How late a tick may fire under the missed-tick policy `skip`: a tick
+ * this late was missed (downtime), not merely reached by a pass a little
+ * after it. Several passes fit in it, so a replica that is slow for a
+ * moment misses nothing.
+ */
+export const MISSED_TICK_GRACE_MS = 10_000;
+
+/**
+ * Cron schedules (ojs-cron): registration, listing and pausing, and the
+ * pass that fires due ticks. Every replica runs the pass; the store fires a
+ * tick only for the first plan made from the schedule as it still is
+ * (fireTicks), so each tick makes at most one job fleet-wide. A
+ * queue-scoped caller sees and steers only the schedules whose jobs go to
+ * its queues.
+ */
+export class Schedules {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly calendar: CronCalendar,
+  ) {}
+
+  /** Registers or updates a schedule (upsert, ojs-cron 8.1); its first tick is the first occurrence after now. */
+  async register(caller: Principal, input: ScheduleInput): Promise<{ schedule: Schedule; created: boolean }> {
+    const now = this.ctx.clock.now();
+    const spec = resolveScheduleSpec(input, this.calendar, (template) => this.templateProblems(template, now));
+    assertMayUseQueue(caller, 'template.queue', this.queueOf(spec.template));
+    const before = await this.ctx.store.getSchedule(spec.name);
+    if (before !== undefined) assertMayUseQueue(caller, 'name', this.queueOf(before.template));
+    const nextRunAt = this.calendar.nextAfter(spec.expression, spec.timezone, now);
+    return this.ctx.store.registerSchedule(nextRunAt === undefined ? { spec, now } : { spec, nextRunAt, now });
+  }
+
+  async get(caller: Principal, name: string): Promise<Schedule> {
+    assertField('name', scheduleNameProblem(name));
+    const schedule = await this.ctx.store.getSchedule(name);
+    if (schedule === undefined || !mayUseQueue(caller, this.queueOf(schedule.template))) throw scheduleNotFound(name);
+    return schedule;
+  }
+
+  /** Removes a schedule; the jobs it made stay (ojs-cron 8.4). */
+  async remove(caller: Principal, name: string): Promise<void> {
+    await this.get(caller, name);
+    await this.ctx.store.removeSchedule(name);
+  }
+
+  /** One page of the schedules in name order; for a queue-scoped caller, only its own (so a page may hold fewer). */
+  async list(caller: Principal, page: PageRequest): Promise<Page<Schedule>> {
+    const found = await this.ctx.store.listSchedules(page);
+    return { ...found, items: found.items.filter((schedule) => mayUseQueue(caller, this.queueOf(schedule.template))) };
+  }
+
+  /** Pauses (no next tick, ojs-cron 8.5) or resumes (from the first occurrence after now) a schedule. */
+  async setPaused(caller: Principal, name: string, paused: boolean): Promise<Schedule> {
+    const schedule = await this.get(caller, name);
+    const now = this.ctx.clock.now();
+    const nextRunAt = paused ? undefined : this.calendar.nextAfter(schedule.expression, schedule.timezone, now);
+    const changed = await this.ctx.store.setSchedulePaused(
+      nextRunAt === undefined ? { name, paused, now } : { name, paused, nextRunAt, now },
+    );
+    return changed.schedule;
+  }
+
+  /**
+   * Fires the ticks of the schedules due now: plans each (domain
+   * planTicks) and hands the plan to the store, which applies it unless
+   * another replica fired it first. Returns how many plans applied.
+   */
+  async fireDue(): Promise<number> {
+    const { store, clock, telemetry, logger } = this.ctx;
+    const now = clock.now();
+    let fired = 0;
+    for (const schedule of await store.findDueSchedules(now, SCHEDULE_BATCH)) {
+      const plan = planTicks(schedule, now, this.calendar, MISSED_TICK_GRACE_MS);
+      if (plan === undefined || schedule.nextRunAt === undefined) continue;
+      const params: FireTicksParams = { name: schedule.name, revision: schedule.revision, expectedNextRunAt: schedule.nextRunAt, now };
+      if (plan.nextRunAt !== undefined) params.nextRunAt = plan.nextRunAt;
+      if (plan.missed !== undefined) params.missed = plan.missed;
+      if (plan.tick !== undefined) {
+        const job = this.tickJob(schedule, plan.tick, now);
+        if (job === undefined) {
+          logger.warn({ schedule: schedule.name }, 'a schedule template no longer makes a valid job: the tick is skipped');
+        } else {
+          params.tick = { at: plan.tick, job };
+        }
+      }
+      const outcome = await store.fireTicks(params);
+      if (!outcome.fired) continue;
+      fired += 1;
+      const enqueued = outcome.enqueued;
+      if (enqueued !== undefined && !enqueued.deduplicated) {
+        const created = transitionOf(enqueued.job, 'none', enqueued.job.createdAt);
+        telemetry.jobTransitions(enqueued.replaced === undefined ? [created] : [enqueued.replaced, created]);
+      }
+    }
+    return fired;
+  }
+
+  /** The job of a tick, named the same on every replica (domain tickJobId); undefined if the template no longer makes a valid one. */
+  private tickJob(schedule: Schedule, tick: number, now: number): Job | undefined {
+    const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
+    const job = buildJob(
+      tickSubmission(schedule, tick),
+      this.creation(now, () => tickJobId(schedule.name, tick, sha256Hex)),
+      'template',
+      problems,
+    );
+    return problems.violations.length + problems.oversized.length === 0 ? job : undefined;
+  }
+
+  /** What is wrong with a template, as a job built from it now would show. */
+  private templateProblems(template: JobSubmission, now: number): FieldViolation[] {
+    const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
+    buildJob(
+      template,
+      this.creation(now, () => this.ctx.entropy.newJobId()),
+      'template',
+      problems,
+    );
+    const oversized = problems.oversized.map(({ field, bytes, maxBytes }) => ({
+      field,
+      description: `is ${bytes} bytes, more than ${maxBytes}`,
+    }));
+    return [...problems.violations, ...oversized];
+  }
+
+  private creation(now: number, newId: () => string): JobCreation {
+    const { settings, limits } = this.ctx;
+    return {
+      now,
+      newId,
+      digest: sha256Hex,
+      defaults: {
+        timeoutMs: settings.jobTimeoutMs,
+        visibilityTimeoutMs: settings.visibilityTimeoutMs,
+        gracePeriodMs: settings.jobGracePeriodMs,
+        heartbeatTimeoutMs: settings.jobHeartbeatTimeoutMs,
+      },
+      limits,
+      pending: false,
+    };
+  }
+
+  private queueOf(template: JobSubmission): string {
+    return template.queue || DEFAULT_QUEUE;
+  }
+}
