@@ -1,7 +1,8 @@
 import type { Locator, Page } from 'playwright-core';
-import { HandlerCode, JobState } from '../../gen/ojs/server/v1/job';
+import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
 import { DashboardBrowser, screenshot } from '../support/dashboard-browser';
+import { deadLetterJobs } from '../support/dead-letter';
 import { enqueue, getJob } from '../support/jobs';
 import { TestServer, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
@@ -71,27 +72,8 @@ describe('the web dashboard from the keyboard and on a phone', () => {
     await server?.stop();
   });
 
-  async function deadLetter(queue: string, count: number): Promise<string[]> {
-    const jobs = await enqueue(clients, ...Array.from({ length: count }, (_, n) => ({ type: 'test.doomed', queue, args: [n] })));
-    const testWorker = await TestWorker.register(clients, { queues: [queue] });
-    const fetch = testWorker.openFetch();
-    try {
-      let failed = 0;
-      while (failed < jobs.length) {
-        for (const delivery of (await fetch.next()).deliveries) {
-          await testWorker.fail(delivery, { type: 'test.doomed', code: HandlerCode.HANDLER_CODE_DEAD_LETTER });
-          failed += 1;
-        }
-      }
-    } finally {
-      fetch.close();
-    }
-    await clients.workers.deregister({ workerId: testWorker.workerId });
-    return jobs.map((job) => job.id);
-  }
-
   it('selects every dead-letter job and retries them, after the confirmation, with the keyboard alone', async () => {
-    const ids = await deadLetter('web-keys', 2);
+    const ids = (await deadLetterJobs(clients, 'web-keys', 2)).map((job) => job.id);
     const page = await browser.open(`${url}#/dead-letter`);
     for (const id of ids) await page.locator(`tr[data-job="${id}"]`).waitFor();
 

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { JobState } from '../../gen/ojs/server/v1/job';
-import { HandlerCode } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type Delivery, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { DashboardBrowser, screenshot } from '../support/dashboard-browser';
+import { deadLetterJobs } from '../support/dead-letter';
 import { enqueue, enqueueOne, getJob } from '../support/jobs';
 import type { StreamReader } from '../support/streams';
 import { TestServer, type Clients } from '../support/test-server';
@@ -102,21 +102,7 @@ describe('the web dashboard', () => {
   });
 
   it('retries selected dead-letter jobs, which leave the dead letter', async () => {
-    const jobs = await enqueue(clients, ...[1, 2].map((n) => ({ type: 'test.doomed', queue: 'web-dead', args: [n] })));
-    const testWorker = await TestWorker.register(clients, { queues: ['web-dead'] });
-    const fetch = testWorker.openFetch();
-    try {
-      let failed = 0;
-      while (failed < jobs.length) {
-        for (const delivery of (await fetch.next()).deliveries) {
-          await testWorker.fail(delivery, { type: 'test.doomed', code: HandlerCode.HANDLER_CODE_DEAD_LETTER });
-          failed += 1;
-        }
-      }
-    } finally {
-      fetch.close();
-    }
-    await clients.workers.deregister({ workerId: testWorker.workerId });
+    const jobs = await deadLetterJobs(clients, 'web-dead', 2);
     const page = await browser.open(`${url}#/dead-letter`);
     for (const job of jobs) await page.locator(`tr[data-job="${job.id}"]`).waitFor();
     await page.getByLabel('Select every job on this page').check();
