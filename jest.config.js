@@ -18,7 +18,7 @@ module.exports = {
       displayName: 'memory',
       testEnvironment: 'node',
       transform,
-      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk,fuzz,security,cli,web}/**/*.test.ts'],
+      testMatch: ['<rootDir>/test/{unit,contract,integration,polyglot,sdk,fuzz,security,cli,web,bench}/**/*.test.ts'],
     },
     {
       displayName: 'redis',

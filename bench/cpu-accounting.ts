@@ -19,3 +19,10 @@ export async function cpuPerJob<T>(
   const used = process.cpuUsage(self);
   return { result, self: (used.user + used.system) / jobs, others: pids.map((pid, i) => (processCpuMicros(pid) - before[i]!) / jobs) };
 }
+
+/** Resident memory of a process now, in bytes (VmRSS in /proc: Linux only). */
+export function processRssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (match === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}

@@ -1,11 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
-import { Job } from '../gen/ojs/server/v1/job';
-import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
-import { WorkerServiceDefinition, type Delivery } from '../gen/ojs/server/v1/worker_service';
+import { uuidv7 } from 'uuidv7';
+import { Job } from '../packages/sdk/gen/ojs/server/v1/job';
+import { connect } from '../packages/sdk/src/connection';
 import { Producer, Worker, type JobSpec, type Logger } from '../packages/sdk/src';
+import { Arrivals } from './arrivals';
+import { call, cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
 import { sample, type Percentiles } from './percentiles';
+import { ProtocolWorker } from './protocol-worker';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
 /** The benchmark prints its own lines; the SDK speaks up only about problems, each kind once. */
@@ -15,24 +18,33 @@ const once = (print: (message: string, context: object) => void) => (context: ob
   warned.add(message);
   print(message, context);
 };
-const logger: Logger = { debug: () => {}, info: () => {}, warn: once(console.warn), error: once(console.error) };
+export const benchLogger: Logger = { debug: () => {}, info: () => {}, warn: once(console.warn), error: once(console.error) };
 
-/** SDK workers on `queue` whose handler does nothing but call `onJob`. */
+/** SDK workers on `queue` whose handler does nothing but call `onJob`; started within `waitMs`. */
 async function startWorkers(
   address: string,
   queue: string,
   count: number,
   concurrency: number,
   onJob: (n: number) => void,
+  waitMs: number,
 ): Promise<Worker[]> {
   const workers = Array.from({ length: count }, () =>
-    new Worker({ address, queues: [queue], concurrency, logger }).handle('bench.noop', async ([n]) => {
+    new Worker({ address, queues: [queue], concurrency, logger: benchLogger }).handle('bench.noop', async ([n]) => {
       onJob(n as number);
     }),
   );
-  await Promise.all(workers.map((worker) => worker.start()));
+  try {
+    await within(`${count} SDK worker(s) starting`, waitMs, Promise.all(workers.map((worker) => worker.start())));
+  } catch (error) {
+    await stopWorkers(workers, waitMs);
+    throw error;
+  }
   return workers;
 }
+
+const stopWorkers = (workers: Worker[], waitMs: number): Promise<void> =>
+  cleanUp(`${workers.length} SDK worker(s) stopping`, waitMs, Promise.all(workers.map((worker) => worker.stop())));
 
 /** A throughput run of this server, with the rate of its enqueues alone. */
 export interface OjsLoadResult extends LoadResult {
@@ -45,7 +57,9 @@ export interface OjsLoadResult extends LoadResult {
  * `producer.enqueueAll` for batches, or many `await producer.enqueue(job)`
  * at once (the producer coalesces them into Enqueue calls); Workers take
  * jobs on Fetch streams and acknowledge them in coalesced AckBatch calls.
- * Every job carries `extra` (a unique policy, say). Bounded: exactly `jobs` jobs.
+ * Every job carries `extra` (a unique policy, say). Bounded: exactly `jobs`
+ * jobs, each enqueue within `waitMs`, and the run fails once `waitMs` pass
+ * without a delivery.
  */
 export async function ojsThroughput(
   address: string,
@@ -53,99 +67,131 @@ export async function ojsThroughput(
   run: string,
   mode: LoadMode,
   extra: Partial<JobSpec> = {},
+  waitMs = WAIT_MS,
 ): Promise<OjsLoadResult> {
   const queue = `bench-${run}`;
   const stamps = new Float64Array(jobs);
   const delays: number[] = [];
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
-  const workers = await startWorkers(address, queue, SHAPE.workers, SHAPE.concurrency, (n) => {
-    delays.push(performance.now() - stamps[n]!);
-    if (delays.length >= jobs) resolveDone();
-  });
-  const producer = new Producer({ address });
-  const job = (n: number): JobSpec => ({ ...extra, type: 'bench.noop', queue, args: [n] });
-  const started = performance.now();
-  await drive(jobs, mode, stamps, (numbers) =>
-    mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!)),
+  const workers = await startWorkers(
+    address,
+    queue,
+    SHAPE.workers,
+    SHAPE.concurrency,
+    (n) => {
+      delays.push(performance.now() - stamps[n]!);
+      if (delays.length >= jobs) resolveDone();
+    },
+    waitMs,
   );
-  const enqueueRate = jobs / ((performance.now() - started) / 1000);
-  await done;
-  const rate = jobs / ((performance.now() - started) / 1000);
-  await Promise.all(workers.map((worker) => worker.stop()));
-  producer.close();
-  return { rate, delays, enqueueRate };
+  const producer = new Producer({ address });
+  try {
+    const job = (n: number): JobSpec => ({ ...extra, type: 'bench.noop', queue, args: [n] });
+    const started = performance.now();
+    await drive(jobs, mode, stamps, (numbers) =>
+      within<unknown>(
+        `an Enqueue of ${numbers.length} job(s)`,
+        waitMs,
+        mode === 'batched' ? producer.enqueueAll(numbers.map(job)) : producer.enqueue(job(numbers[0]!)),
+      ),
+    );
+    const enqueueRate = jobs / ((performance.now() - started) / 1000);
+    await withoutStalling(`the delivery of ${jobs} jobs`, waitMs, () => delays.length, done);
+    const rate = jobs / ((performance.now() - started) / 1000);
+    return { rate, delays, enqueueRate };
+  } finally {
+    await stopWorkers(workers, waitMs);
+    producer.close();
+  }
 }
 
-/** Enqueue-to-handler latency with an idle worker: one awaited enqueue at a time. */
-export async function ojsLatency(address: string, samples: number, run: string): Promise<Percentiles> {
+/** Enqueue-to-handler latency with an idle worker: one awaited enqueue at a time, each delivery within `waitMs`. */
+export async function ojsLatency(address: string, samples: number, run: string, waitMs = WAIT_MS): Promise<Percentiles> {
   const queue = `latency-${run}`;
-  let arrived: (() => void) | undefined;
-  const [worker] = await startWorkers(address, queue, 1, 4, () => arrived?.());
+  const arrivals = new Arrivals<number>();
+  const workers = await startWorkers(address, queue, 1, 4, (n) => arrivals.arrived(n), waitMs);
   const producer = new Producer({ address });
-  const result = await sample(samples, Math.min(1_000, samples), async (i) => {
-    const delivered = new Promise<void>((resolve) => (arrived = resolve));
-    const started = performance.now();
-    await producer.enqueue({ type: 'bench.noop', queue, args: [i] });
-    await delivered;
-    return performance.now() - started;
-  });
-  await worker!.stop();
-  producer.close();
-  return result;
+  try {
+    return await sample(samples, Math.min(1_000, samples), async (i) => {
+      const delivered = arrivals.expect(i, `the delivery of job ${i}`, waitMs);
+      const started = performance.now();
+      await Promise.all([within(`the Enqueue of job ${i}`, waitMs, producer.enqueue({ type: 'bench.noop', queue, args: [i] })), delivered]);
+      return performance.now() - started;
+    });
+  } finally {
+    await stopWorkers(workers, waitMs);
+    producer.close();
+  }
+}
+
+/** What the hand-written worker measured, and what went wrong without stopping it. */
+export interface RawLatencyResult extends Percentiles {
+  /** Acks refused because the job's lease was lost meanwhile (it was reclaimed). */
+  refusedAcks: number;
+  /** Times the server declared the worker dead and it registered again. */
+  reRegistrations: number;
 }
 
 /**
- * The same latency without the SDK: a hand-written worker waiting on its
- * Fetch stream, a single-job Enqueue, time to the delivery's arrival.
+ * The same latency without the SDK's producer and runner: a hand-written
+ * worker (it beats like a real one) waiting on its Fetch stream, a
+ * single-job Enqueue, time to the delivery's arrival. Every call and every
+ * delivery has `waitMs`.
  */
-export async function rawLatency(address: string, samples: number, run: string): Promise<Percentiles> {
-  const channel = createChannel(address);
-  const jobs = createClient(JobServiceDefinition, channel);
-  const workers = createClient(WorkerServiceDefinition, channel);
-  const workerId = `bench-raw-${run}`;
+export async function rawLatency(address: string, samples: number, run: string, waitMs = WAIT_MS): Promise<RawLatencyResult> {
+  const connection = connect({ address });
   const queue = `raw-${run}`;
-  await workers.register({
-    workerId,
-    hostname: 'bench',
-    pid: process.pid,
-    queues: [queue],
-    concurrency: 4,
-    labels: [],
-    startedAt: new Date(),
-  });
-  const abort = new AbortController();
-  let arrived: ((delivery: Delivery) => void) | undefined;
-  const consuming = (async () => {
-    for await (const response of workers.fetch({ workerId, queues: [], maxWait: undefined }, { signal: abort.signal })) {
-      for (const delivery of response.deliveries) arrived?.(delivery);
-    }
-  })().catch(() => {});
-  const result = await sample(samples, Math.min(1_000, samples), async (i) => {
-    const delivered = new Promise<Delivery>((resolve) => (arrived = resolve));
-    const started = performance.now();
-    await jobs.enqueue({ jobs: [{ ...Job.fromPartial({ type: 'bench.noop', queue, args: [i] }) }], pending: false });
-    const delivery = await delivered;
-    const ms = performance.now() - started;
-    await workers.ack({ workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken, result: undefined });
-    return ms;
-  });
-  abort.abort();
-  await consuming;
-  await workers.deregister({ workerId });
-  channel.close();
-  return result;
+  const arrivals = new Arrivals<string>();
+  const acks: Promise<unknown>[] = [];
+  let ackFailure: Error | undefined;
+  let worker: ProtocolWorker | undefined;
+  try {
+    worker = await ProtocolWorker.start({
+      client: connection.workers,
+      workerId: `bench-raw-${run}-${uuidv7()}`,
+      queues: [queue],
+      concurrency: 4,
+      waitMs,
+      logger: benchLogger,
+      onDelivery: (delivery, self) => {
+        arrivals.arrived(delivery.job!.id);
+        // Acked as it comes (a job delivered again after a lost lease too); a refusal is counted by the worker.
+        acks.push(self.ack(delivery).catch((error: unknown) => (ackFailure ??= error instanceof Error ? error : new Error(String(error)))));
+      },
+    });
+    const percentiles = await sample(samples, Math.min(1_000, samples), async (i) => {
+      const id = uuidv7();
+      const delivered = arrivals.expect(id, `the delivery of job ${i}`, waitMs);
+      const started = performance.now();
+      const enqueued = call(`the Enqueue of job ${i}`, waitMs, (signal) =>
+        connection.jobs.enqueue({ jobs: [Job.fromPartial({ id, type: 'bench.noop', queue, args: [i] })], pending: false }, { signal }),
+      );
+      await Promise.all([enqueued, delivered]);
+      return performance.now() - started;
+    });
+    await Promise.all(acks);
+    if (ackFailure !== undefined) throw ackFailure;
+    return { ...percentiles, refusedAcks: worker.refusedAcks, reRegistrations: worker.reRegistrations };
+  } finally {
+    // Acks still out when a wait failed: let them finish (each has its deadline) before the worker goes.
+    await cleanUp('the last Acks', waitMs, Promise.all(acks));
+    if (worker !== undefined) await worker.stop();
+    connection.close();
+  }
 }
 
-/** The transport's floor: a bare unary round trip (grpc.health.v1.Health/Check). */
-export async function unaryRoundTrip(address: string, samples: number): Promise<Percentiles> {
+/** The transport's floor: a bare unary round trip (grpc.health.v1.Health/Check), each within `waitMs`. */
+export async function unaryRoundTrip(address: string, samples: number, waitMs = WAIT_MS): Promise<Percentiles> {
   const channel = createChannel(address);
   const health = createClient(HealthDefinition, channel);
-  const result = await sample(samples, 1_000, async () => {
-    const started = performance.now();
-    await health.check({ service: '' });
-    return performance.now() - started;
-  });
-  channel.close();
-  return result;
+  try {
+    return await sample(samples, Math.min(1_000, samples), async () => {
+      const started = performance.now();
+      await call('a Health/Check', waitMs, (signal) => health.check({ service: '' }, { signal }));
+      return performance.now() - started;
+    });
+  } finally {
+    channel.close();
+  }
 }

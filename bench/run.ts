@@ -1,18 +1,22 @@
-import { RedisServerProcess } from '../tools/redis-server';
-import { ServerProcess } from '../tools/server-process';
+import type { RedisServerProcess } from '../tools/redis-server';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
 import type { JobSpec } from '../packages/sdk/src';
-import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult } from './ojs-bench';
+import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult, type RawLatencyResult } from './ojs-bench';
 import { percentiles, type Percentiles } from './percentiles';
 import { cpuPerJob } from './cpu-accounting';
+import { Phases } from './phases';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
+import { killLeftovers, redisEnv, withRedis, withServer, withServerProcess } from './servers';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
+import { workersSection } from './workers-section';
 
 /**
  * `npm run bench`: end-to-end throughput and enqueue-to-delivery latency of
  * this server on the in-memory store and on Redis, and of BullMQ on the same
  * redis-server in the same run. Servers run as their own processes; the SDK
- * clients and BullMQ run here. Every loop is bounded.
+ * clients and BullMQ run here. Every loop is bounded and every wait has a
+ * deadline (BENCH_WAIT_MS): a phase that fails is reported and the others
+ * still run; the exit code is 1 if any failed.
  */
 const JOBS = Number(process.env['BENCH_JOBS'] ?? 100_000);
 const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
@@ -28,88 +32,117 @@ const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.
 const us = (n: number): string => `${n.toFixed(0)} µs`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')} jobs/s`.padEnd(14);
 const load = (r: LoadResult): string => `${rate(r.rate)} delivery under load ${ms(percentiles(r.delays))}`;
+/** The hand-written worker's latency, and what it met on the way (refused Acks, a re-registration), if anything. */
+const raw = (r: RawLatencyResult): string => {
+  const troubles = [
+    ...(r.refusedAcks > 0 ? [`${r.refusedAcks} Ack(s) refused (lease lost)`] : []),
+    ...(r.reRegistrations > 0 ? [`registered again ${r.reRegistrations}x (declared dead)`] : []),
+  ];
+  return troubles.length === 0 ? ms(r) : `${ms(r)}; ${troubles.join(', ')}`;
+};
 const MODES: { mode: LoadMode; title: string }[] = [
   { mode: 'batched', title: `${SHAPE.producers} producers x batches of ${SHAPE.batch}` },
   { mode: 'single', title: `${SHAPE.singleProducers} producers awaiting one job per call` },
 ];
 
-async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
-  const server = await ServerProcess.start(env);
-  try {
-    return await use(server);
-  } finally {
-    await server.stop();
-  }
-}
-
-const withServer = <T>(env: Record<string, string>, use: (address: string) => Promise<T>): Promise<T> =>
-  withServerProcess(env, (server) => use(server.address));
+const phases = new Phases();
+const print = (line: string): void => phases.print(line);
 
 async function memorySection(): Promise<void> {
-  console.log(
+  print(
     `\nOJS, memory store: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} SDK workers x concurrency ${SHAPE.concurrency}`,
   );
-  await withServer({}, async (address) => {
-    for (const { mode, title } of MODES)
-      console.log(`  ${title.padEnd(44)} ${load(await ojsThroughput(address, JOBS, `memory-${mode}`, mode))}`);
-    console.log(`  ${'enqueue -> handler, idle SDK worker'.padEnd(44)} ${ms(await ojsLatency(address, SAMPLES, 'memory'))}`);
-    console.log(`  ${'enqueue -> delivery, idle hand-written worker'.padEnd(44)} ${ms(await rawLatency(address, SAMPLES, 'memory'))}`);
-    console.log(`  ${'unary round trip (Health/Check), the floor'.padEnd(44)} ${ms(await unaryRoundTrip(address, SAMPLES))}`);
-  });
-}
-
-/** The environment of a server process on the Redis store at `port`. */
-function redisEnv(port: number): Record<string, string> {
-  return { OJS_BACKEND: 'redis', REDIS_URL: `redis://127.0.0.1:${port}` };
+  await phases.run('memory store', () =>
+    withServer({}, async (address) => {
+      for (const { mode, title } of MODES)
+        await phases.run(`memory ${mode}`, async () =>
+          print(`  ${title.padEnd(44)} ${load(await ojsThroughput(address, JOBS, `memory-${mode}`, mode))}`),
+        );
+      await phases.run('memory idle SDK worker', async () =>
+        print(`  ${'enqueue -> handler, idle SDK worker'.padEnd(44)} ${ms(await ojsLatency(address, SAMPLES, 'memory'))}`),
+      );
+      await phases.run('memory idle hand-written worker', async () =>
+        print(`  ${'enqueue -> delivery, idle hand-written worker'.padEnd(44)} ${raw(await rawLatency(address, SAMPLES, 'memory'))}`),
+      );
+      await phases.run('memory unary round trip', async () =>
+        print(`  ${'unary round trip (Health/Check), the floor'.padEnd(44)} ${ms(await unaryRoundTrip(address, SAMPLES))}`),
+      );
+    }),
+  );
 }
 
 async function redisSection(): Promise<void> {
-  const redis = await RedisServerProcess.start();
   const bullmq = (require('bullmq/package.json') as { version: string }).version;
-  console.log(
+  print(
     `\nRedis store vs BullMQ ${bullmq}, same redis-server: ${JOBS.toLocaleString('en-US')} no-op jobs per run; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`,
   );
-  try {
-    for (const { mode, title } of MODES) {
-      resetRedisStats(redis.port);
-      const ojs = await withServerProcess(redisEnv(redis.port), (server) =>
-        cpuPerJob(JOBS, [server.pid, redis.pid!], () => ojsThroughput(server.address, JOBS, `redis-${mode}`, mode)),
+  await phases.run('Redis store', () =>
+    withRedis(async (redis) => {
+      for (const { mode, title } of MODES) {
+        print(`  ${title}`);
+        let ojsRate: number | undefined;
+        let bullRate: number | undefined;
+        await phases.run(`Redis ${mode} OJS`, async () => {
+          resetRedisStats(redis.port);
+          const ojs = await withServerProcess(redisEnv(redis.port), (server) =>
+            cpuPerJob(JOBS, [server.pid, redis.pid!], () => ojsThroughput(server.address, JOBS, `redis-${mode}`, mode)),
+          );
+          const ojsCommands = redisCommandsExecuted(redis.port) / JOBS;
+          const [ojsServer, ojsRedis] = ojs.others;
+          print(`    OJS     ${load(ojs.result)}, ${ojsCommands.toFixed(1)} Redis commands/job`);
+          print(`            CPU/job: clients ${us(ojs.self)}, server ${us(ojsServer!)}, Redis ${us(ojsRedis!)}`);
+          ojsRate = ojs.result.rate;
+        });
+        await phases.run(`Redis ${mode} BullMQ`, async () => {
+          resetRedisStats(redis.port);
+          const bull = await cpuPerJob(JOBS, [redis.pid!], () => bullmqThroughput(redis.port, JOBS, `bullmq-${mode}`, mode));
+          const bullCommands = redisCommandsExecuted(redis.port) / JOBS;
+          print(`    BullMQ  ${load(bull.result)}, ${bullCommands.toFixed(1)} Redis commands/job`);
+          print(`            CPU/job: clients ${us(bull.self)}, Redis ${us(bull.others[0]!)}`);
+          bullRate = bull.result.rate;
+        });
+        if (ojsRate !== undefined && bullRate !== undefined) print(`    ratio   ${(ojsRate / bullRate).toFixed(2)}x`);
+      }
+      await phases.run('Redis idle OJS workers', () =>
+        withServer(redisEnv(redis.port), async (address) => {
+          await phases.run('Redis idle SDK worker', async () =>
+            print(`  enqueue -> handler, idle worker: OJS ${ms(await ojsLatency(address, SAMPLES, 'redis'))}`),
+          );
+          await phases.run('Redis idle hand-written worker', async () =>
+            print(`  enqueue -> delivery, idle hand-written OJS worker: ${raw(await rawLatency(address, SAMPLES, 'redis'))}`),
+          );
+        }),
       );
-      const ojsCommands = redisCommandsExecuted(redis.port) / JOBS;
-      resetRedisStats(redis.port);
-      const bull = await cpuPerJob(JOBS, [redis.pid!], () => bullmqThroughput(redis.port, JOBS, `bullmq-${mode}`, mode));
-      const bullCommands = redisCommandsExecuted(redis.port) / JOBS;
-      const [ojsServer, ojsRedis] = ojs.others;
-      console.log(`  ${title}`);
-      console.log(`    OJS     ${load(ojs.result)}, ${ojsCommands.toFixed(1)} Redis commands/job`);
-      console.log(`            CPU/job: clients ${us(ojs.self)}, server ${us(ojsServer!)}, Redis ${us(ojsRedis!)}`);
-      console.log(`    BullMQ  ${load(bull.result)}, ${bullCommands.toFixed(1)} Redis commands/job`);
-      console.log(`            CPU/job: clients ${us(bull.self)}, Redis ${us(bull.others[0]!)}`);
-      console.log(`    ratio   ${(ojs.result.rate / bull.result.rate).toFixed(2)}x`);
-    }
-    const [ojsIdle, ojsRaw] = await withServer(redisEnv(redis.port), async (address) => [
-      await ojsLatency(address, SAMPLES, 'redis'),
-      await rawLatency(address, SAMPLES, 'redis'),
-    ]);
-    const bullIdle = await bullmqLatency(redis.port, SAMPLES, 'bullmq');
-    console.log(`  enqueue -> handler, idle worker: OJS ${ms(ojsIdle)}; BullMQ ${ms(bullIdle)}`);
-    console.log(`  enqueue -> delivery, idle hand-written OJS worker: ${ms(ojsRaw)}`);
+      await phases.run('Redis idle BullMQ worker', async () =>
+        print(`  enqueue -> handler, idle worker: BullMQ ${ms(await bullmqLatency(redis.port, SAMPLES, 'bullmq'))}`),
+      );
+      await phases.run('Redis round trips', () => roundTrips(redis.port));
+    }),
+  );
+}
 
-    // Requests as clients send them (pipelined or scripted), counted on the wire through a proxy.
-    const proxy = await CountingRedisProxy.start(redis.port);
+/** Requests as clients send them (pipelined or scripted), counted on the wire through a proxy. */
+async function roundTrips(redisPort: number): Promise<void> {
+  const proxy = await CountingRedisProxy.start(redisPort);
+  try {
     await withServer(redisEnv(proxy.port), (address) => ojsThroughput(address, ACCOUNTING_JOBS, 'redis-accounting', 'batched'));
     const ojsRequests = proxy.requests / ACCOUNTING_JOBS;
     proxy.requests = 0;
     await bullmqThroughput(proxy.port, ACCOUNTING_JOBS, 'bullmq-accounting', 'batched');
     const bullRequests = proxy.requests / ACCOUNTING_JOBS;
-    proxy.close();
-    console.log(
+    print(
       `  Redis round trips per job (batched run, ${ACCOUNTING_JOBS.toLocaleString('en-US')} jobs): OJS ${ojsRequests.toFixed(2)}; BullMQ ${bullRequests.toFixed(2)}`,
     );
   } finally {
-    await redis.destroy();
+    proxy.close();
   }
 }
+
+/** The stores a cost is measured on: memory, and Redis on the section's redis-server. */
+const storesOf = (redis: RedisServerProcess): [string, Record<string, string>][] => [
+  ['memory', {}],
+  ['Redis', redisEnv(redis.port)],
+];
 
 /**
  * What the event log costs: batched throughput with the log on (the
@@ -117,30 +150,27 @@ async function redisSection(): Promise<void> {
  * median of alternating runs on fresh server processes.
  */
 async function eventLogSection(): Promise<void> {
-  const redis = await RedisServerProcess.start();
-  console.log(`\nThe event log's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${EVENT_LOG_RUNS} runs a side, medians`);
-  try {
-    const stores: [string, Record<string, string>][] = [
-      ['memory', {}],
-      ['Redis', redisEnv(redis.port)],
-    ];
-    for (const [store, env] of stores) {
-      const rates = { on: [] as number[], off: [] as number[] };
-      for (let run = 0; run < EVENT_LOG_RUNS; run++) {
-        for (const side of ['on', 'off'] as const) {
-          const sideEnv = side === 'on' ? env : { ...env, OJS_EVENT_RETENTION_COUNT: '0' };
-          const result = await withServer(sideEnv, (address) =>
-            ojsThroughput(address, JOBS, `events-${side}-${store.toLowerCase()}-${run}`, 'batched'),
-          );
-          rates[side].push(result.rate);
-        }
+  print(`\nThe event log's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${EVENT_LOG_RUNS} runs a side, medians`);
+  await phases.run('event log', () =>
+    withRedis(async (redis) => {
+      for (const [store, env] of storesOf(redis)) {
+        await phases.run(`event log ${store}`, async () => {
+          const rates = { on: [] as number[], off: [] as number[] };
+          for (let run = 0; run < EVENT_LOG_RUNS; run++) {
+            for (const side of ['on', 'off'] as const) {
+              const sideEnv = side === 'on' ? env : { ...env, OJS_EVENT_RETENTION_COUNT: '0' };
+              const result = await withServer(sideEnv, (address) =>
+                ojsThroughput(address, JOBS, `events-${side}-${store.toLowerCase()}-${run}`, 'batched'),
+              );
+              rates[side].push(result.rate);
+            }
+          }
+          const [on, off] = [percentiles(rates.on).p50, percentiles(rates.off).p50];
+          print(`  ${store.padEnd(7)} events on ${rate(on)} off ${rate(off)} on/off ${(on / off).toFixed(2)}`);
+        });
       }
-      const [on, off] = [percentiles(rates.on).p50, percentiles(rates.off).p50];
-      console.log(`  ${store.padEnd(7)} events on ${rate(on)} off ${rate(off)} on/off ${(on / off).toFixed(2)}`);
-    }
-  } finally {
-    await redis.destroy();
-  }
+    }),
+  );
 }
 
 /**
@@ -150,47 +180,58 @@ async function eventLogSection(): Promise<void> {
  * each store, as the median of alternating runs on fresh server processes.
  */
 async function uniqueSection(): Promise<void> {
-  const redis = await RedisServerProcess.start();
-  console.log(`\nUniqueness's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${UNIQUE_RUNS} runs a side, medians`);
-  try {
-    const stores: [string, Record<string, string>][] = [
-      ['memory', {}],
-      ['Redis', redisEnv(redis.port)],
-    ];
-    for (const [store, env] of stores) {
-      const runs = { unique: [] as OjsLoadResult[], plain: [] as OjsLoadResult[] };
-      for (let run = 0; run < UNIQUE_RUNS; run++) {
-        for (const side of ['unique', 'plain'] as const) {
-          const extra = side === 'unique' ? UNIQUE_POLICY : {};
-          const result = await withServer(env, (address) =>
-            ojsThroughput(address, JOBS, `unique-${side}-${store.toLowerCase()}-${run}`, 'batched', extra),
-          );
-          runs[side].push(result);
-        }
+  print(`\nUniqueness's cost: batched runs of ${JOBS.toLocaleString('en-US')} jobs, ${UNIQUE_RUNS} runs a side, medians`);
+  await phases.run('uniqueness', () =>
+    withRedis(async (redis) => {
+      for (const [store, env] of storesOf(redis)) {
+        await phases.run(`uniqueness ${store}`, async () => {
+          const runs = { unique: [] as OjsLoadResult[], plain: [] as OjsLoadResult[] };
+          for (let run = 0; run < UNIQUE_RUNS; run++) {
+            for (const side of ['unique', 'plain'] as const) {
+              const extra = side === 'unique' ? UNIQUE_POLICY : {};
+              const result = await withServer(env, (address) =>
+                ojsThroughput(address, JOBS, `unique-${side}-${store.toLowerCase()}-${run}`, 'batched', extra),
+              );
+              runs[side].push(result);
+            }
+          }
+          const median = (side: keyof typeof runs, of: (r: OjsLoadResult) => number) => percentiles(runs[side].map(of)).p50;
+          for (const [what, of] of [
+            ['end to end', (r: OjsLoadResult) => r.rate],
+            ['enqueues  ', (r: OjsLoadResult) => r.enqueueRate],
+          ] as const) {
+            const [unique, plain] = [median('unique', of), median('plain', of)];
+            print(`  ${store.padEnd(7)} ${what} unique ${rate(unique)} plain ${rate(plain)} unique/plain ${(unique / plain).toFixed(2)}`);
+          }
+        });
       }
-      const median = (side: keyof typeof runs, of: (r: OjsLoadResult) => number) => percentiles(runs[side].map(of)).p50;
-      for (const [what, of] of [
-        ['end to end', (r: OjsLoadResult) => r.rate],
-        ['enqueues  ', (r: OjsLoadResult) => r.enqueueRate],
-      ] as const) {
-        const [unique, plain] = [median('unique', of), median('plain', of)];
-        console.log(`  ${store.padEnd(7)} ${what} unique ${rate(unique)} plain ${rate(plain)} unique/plain ${(unique / plain).toFixed(2)}`);
-      }
-    }
-  } finally {
-    await redis.destroy();
-  }
+    }),
+  );
 }
 
+/** BENCH_ONLY picks one section; the workers section (many minutes) runs only when picked. */
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
   if (only === undefined || only === 'memory') await memorySection();
   if (only === undefined || only === 'redis') await redisSection();
   if (only === undefined || only === 'events') await eventLogSection();
   if (only === undefined || only === 'unique') await uniqueSection();
+  if (only === 'workers') await workersSection(phases);
+  print(phases.summary());
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+/** Runs what BENCH_ONLY picks, then kills what a failed phase left running and exits at once (nothing left behind keeps the run alive). */
+async function runAndExit(): Promise<never> {
+  let code: number;
+  try {
+    await main();
+    code = phases.exitCode;
+  } catch (error) {
+    console.error(error);
+    code = 1;
+  }
+  await killLeftovers();
+  process.exit(code);
+}
+
+void runAndExit();

@@ -7,7 +7,8 @@ export const SHAPE = {
   batch: 200,
   /** Producers awaiting each single-job enqueue, in the one-job-per-call run. */
   singleProducers: Number(process.env['BENCH_SINGLE_PRODUCERS'] ?? 32),
-  workers: Number(process.env['BENCH_WORKERS'] ?? 4),
+  /** SDK workers of the throughput runs (BENCH_WORKERS sizes the fleet of BENCH_ONLY=workers). */
+  workers: Number(process.env['BENCH_SDK_WORKERS'] ?? 4),
   concurrency: Number(process.env['BENCH_CONCURRENCY'] ?? 200),
 };
 

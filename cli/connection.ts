@@ -3,6 +3,7 @@ import { deadlineMiddleware, type DeadlineOptions } from 'nice-grpc-client-middl
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../gen/ojs/server/v1/schedule_service';
 import { parseDuration } from '../lib/duration';
 import { bearerToken, resolveChannelSecurity, type ChannelSecurity, type SecurityOptions } from '../packages/sdk/src';
 import { usageError } from './exit-codes';
@@ -25,6 +26,7 @@ export interface ConnectionOptions {
 export interface Connection {
   readonly jobs: ReturnType<typeof createJobClient>;
   readonly operator: ReturnType<typeof createOperatorClient>;
+  readonly schedules: ReturnType<typeof createScheduleClient>;
   /** The deadline of a unary call (--call-timeout): what a long call (jobs wait) allows on top of its own wait. */
   readonly callTimeoutMs: number;
   close(): void;
@@ -36,6 +38,7 @@ type ClientFactory = typeof baseFactory;
 
 const createJobClient = (factory: ClientFactory, channel: Channel) => factory.create(JobServiceDefinition, channel);
 const createOperatorClient = (factory: ClientFactory, channel: Channel) => factory.create(OperatorServiceDefinition, channel);
+const createScheduleClient = (factory: ClientFactory, channel: Channel) => factory.create(ScheduleServiceDefinition, channel);
 
 /**
  * A deadline of `ms` on every unary call that brings none of its own, so
@@ -66,6 +69,7 @@ export function connect(options: ConnectionOptions): Connection {
   return {
     jobs: createJobClient(factory, channel),
     operator: createOperatorClient(factory, channel),
+    schedules: createScheduleClient(factory, channel),
     callTimeoutMs,
     close: () => channel.close(),
   };

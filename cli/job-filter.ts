@@ -10,6 +10,7 @@ export interface JobFilterOptions {
   state?: string[];
   queue?: string;
   type?: string;
+  schedule?: string;
   errorType?: string;
   createdAfter?: string;
   createdBefore?: string;
@@ -25,6 +26,7 @@ export function addJobFilterOptions(command: Command, withStates: boolean): Comm
   return command
     .option('-q, --queue <queue>', 'only jobs of this queue')
     .option('-t, --type <type>', 'only jobs of this type')
+    .option('--schedule <name>', 'only jobs made by this cron schedule')
     .option('--error-type <type>', 'only jobs whose last error has this type')
     .option('--created-after <time>', `only jobs created after ${TIME_HELP}`)
     .option('--created-before <time>', `only jobs created before ${TIME_HELP}`)
@@ -37,6 +39,7 @@ export function isNarrowed(options: JobFilterOptions): boolean {
   return [
     options.queue,
     options.type,
+    options.schedule,
     options.errorType,
     options.createdAfter,
     options.createdBefore,
@@ -51,6 +54,7 @@ export function jobFilter(options: JobFilterOptions, nowMs: number): JobFilter {
     states: (options.state ?? []).map((name) => JOB_STATES_BY_NAME.get(name) ?? JobState.JOB_STATE_UNSPECIFIED),
     queue: options.queue ?? '',
     type: options.type ?? '',
+    schedule: options.schedule ?? '',
     errorType: options.errorType ?? '',
     createdAfter: parseTime('--created-after', options.createdAfter, nowMs),
     createdBefore: parseTime('--created-before', options.createdBefore, nowMs),

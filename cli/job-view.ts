@@ -1,7 +1,7 @@
 import { HandlerCode, JobState, OnExhaustion, type Job, type JobError } from '../gen/ojs/server/v1/job';
 import { enumMembersByName, enumName } from './enum-names';
 import type { Output, Style } from './output';
-import { relativeTime } from './relative-time';
+import { exactAndRelativeTime, relativeTime } from './relative-time';
 import { toWire } from './wire';
 
 const JOB_STATE_PREFIX = 'JOB_STATE_';
@@ -62,7 +62,7 @@ export function printJobTable(output: Output, jobs: Job[], nowMs: number): void 
 
 /** One job, field by field, for `jobs get` and `jobs wait`. */
 export function printJob(output: Output, job: Job, nowMs: number): void {
-  const when = (at: Date | undefined): string => (at === undefined ? '-' : `${at.toISOString()} (${relativeTime(at, nowMs)})`);
+  const when = (at: Date | undefined): string => exactAndRelativeTime(at, nowMs);
   const fields: [string, string][] = [
     ['id', job.id],
     ['type', job.type],

@@ -6,6 +6,7 @@ import { addEnqueueCommand } from './commands/enqueue';
 import { addEventCommands } from './commands/events';
 import { addJobCommands } from './commands/jobs';
 import { addQueueCommands } from './commands/queues';
+import { addScheduleCommands } from './commands/schedules';
 import { addWorkerCommands } from './commands/workers';
 import { CliError, ExitCode, exitCodeOfStatus } from './exit-codes';
 
@@ -15,7 +16,7 @@ const INTERRUPTED = 130;
 /** The `ojs` command line: global connection flags, then one group of subcommands per thing an operator steers. */
 export function buildProgram(): Command {
   const program = new Command('ojs')
-    .description('Operate an OJS job server: enqueue jobs, inspect and steer jobs, queues, workers and the dead letter.')
+    .description('Operate an OJS job server: enqueue jobs, inspect and steer jobs, queues, cron schedules, workers and the dead letter.')
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .addOption(new Option('-s, --server <host:port>', 'the server').env('OJS_SERVER').default('127.0.0.1:9090'))
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   addJobCommands(program);
   addDeadLetterCommands(program);
   addQueueCommands(program);
+  addScheduleCommands(program);
   addWorkerCommands(program);
   addEventCommands(program);
   return program;

@@ -17,6 +17,11 @@ export function relativeTime(at: Date | undefined, nowMs: number): string {
   return diffMs > 0 ? `${amount} ago` : `in ${amount}`;
 }
 
+/** `at` in RFC 3339 and relative to `nowMs`, for one object's fields: "2026-03-01T09:00:00.000Z (in 2h)"; "-" when unset. */
+export function exactAndRelativeTime(at: Date | undefined, nowMs: number): string {
+  return at === undefined ? '-' : `${at.toISOString()} (${relativeTime(at, nowMs)})`;
+}
+
 /** A duration in milliseconds, as relativeTime writes amounts ("3m", "850ms"). */
 export function shortDuration(ms: number): string {
   const unit = UNITS.find(([, unitMs]) => ms >= unitMs);

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { parseGoDuration } from './duration';
 
 /** A refused field of a registration: "cron" or "timezone". */
 export interface CalendarProblem {
@@ -10,6 +11,12 @@ export interface CalendarProblem {
 const CACHE_MAX = 1_000;
 /** No zone changes its offset twice within this: the look-back that finds the offset a fall-back leaves. */
 const TRANSITION_LOOKBACK_MS = 3 * 3_600_000;
+/** An interval expression (ojs-cron 4.1): "@every" and a Go duration. */
+const EVERY = /^@every(?:\s+(.*))?$/;
+/** The shortest interval: schedules are evaluated at most once a second (ojs-cron 7.3). */
+export const EVERY_MIN_MS = 1_000;
+/** The longest interval, 366 days: longer belongs to a calendar expression (@yearly). */
+export const EVERY_MAX_MS = 366 * 86_400_000;
 
 /**
  * The cron calendar over croner (the domain's CronCalendar port, schedule.ts): it parses five- and six-field expressions
@@ -21,6 +28,9 @@ const TRANSITION_LOOKBACK_MS = 3 * 3_600_000;
  * wall-clock time the expression does not match (a shifted one) and one
  * whose wall-clock time already occurred (the second pass of a repeated
  * hour) are passed over.
+ * It also takes the interval expression `@every <duration>` (ojs-cron
+ * 4.1, parsed here, since croner has none): ticks every duration from an
+ * anchor, whatever the zone.
  */
 export class CronerCalendar {
   private readonly crons = new Map<string, Cron>();
@@ -29,6 +39,8 @@ export class CronerCalendar {
   problem(expression: string, timezone: string): CalendarProblem | undefined {
     const zoneProblem = timezoneProblem(timezone);
     if (zoneProblem !== undefined) return { field: 'timezone', description: zoneProblem };
+    const every = everyOf(expression);
+    if (every !== undefined) return 'problem' in every ? { field: 'cron', description: every.problem } : undefined;
     try {
       this.cron(expression, timezone);
       return undefined;
@@ -38,7 +50,10 @@ export class CronerCalendar {
     }
   }
 
-  nextAfter(expression: string, timezone: string, after: number): number | undefined {
+  /** Occurrences of an interval expression are `anchor` + k·interval, k ≥ 1; other expressions ignore the anchor. */
+  nextAfter(expression: string, timezone: string, after: number, anchor: number): number | undefined {
+    const intervalMs = this.intervalMs(expression);
+    if (intervalMs !== undefined) return anchor + Math.max(1, Math.floor((after - anchor) / intervalMs) + 1) * intervalMs;
     const cron = this.cron(expression, timezone);
     let from = after;
     // Each pass-over moves past one occurrence; a handful at most per transition.
@@ -49,6 +64,12 @@ export class CronerCalendar {
       from = next;
     }
     return undefined;
+  }
+
+  /** The interval of a valid interval expression (@every), in milliseconds; undefined for any other. */
+  intervalMs(expression: string): number | undefined {
+    const every = everyOf(expression);
+    return every !== undefined && 'intervalMs' in every ? every.intervalMs : undefined;
   }
 
   /** Whether the wall-clock time at `at` already occurred earlier (a fall-back repeats it). */
@@ -89,6 +110,19 @@ export class CronerCalendar {
     }
     return cron;
   }
+}
+
+/** An interval expression's interval, or why it is refused; undefined for an expression that is not one. */
+function everyOf(expression: string): { intervalMs: number } | { problem: string } | undefined {
+  const match = EVERY.exec(expression);
+  if (match === null) return undefined;
+  const intervalMs = parseGoDuration(match[1] ?? '');
+  if (intervalMs === undefined)
+    return { problem: '@every takes a duration such as 30m, 1h30m or 45s: units h, m, s and ms, in whole milliseconds' };
+  if (intervalMs < EVERY_MIN_MS)
+    return { problem: '@every must be at least 1s: schedules are evaluated at most once a second (ojs-cron 7.3)' };
+  if (intervalMs > EVERY_MAX_MS) return { problem: '@every must be at most 366 days (8784h)' };
+  return { intervalMs };
 }
 
 /**

@@ -9,8 +9,11 @@ import { leaseToken } from '../src/domain/lease';
 import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/domain/limits';
 import { MAX_PAGE_SIZE } from '../src/domain/paging';
 import { MAX_ACTIVE_LIMIT, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, MIN_RATE_PERIOD_MS } from '../src/domain/queue-limits';
+import { RATE_LIMIT_EVENT_MIN_WINDOW_MS } from '../src/domain/rate-limit-events';
 import { MINUTE_MS, THROUGHPUT_MINUTES } from '../src/domain/throughput';
 import { MAX_CONCURRENCY, NEXT_WORKER_STATES } from '../src/domain/worker';
+import { isNodeFailure, isNodeSettled, type NodeStatus } from '../src/domain/workflow-run';
+import { WORKFLOW_STATES, canWorkflowTransition, isTerminalWorkflowState } from '../src/domain/workflow-state-machine';
 import { projectRoot } from '../src/project-root';
 
 /**
@@ -57,6 +60,21 @@ function transitions(): string {
   return ['{', ...rows, '}'].join('\n');
 }
 
+/** Every status of a workflow node (workflow-run.ts): a record, so that a status added there and not here fails to compile. */
+const NODE_STATUSES: Readonly<Record<NodeStatus, NodeStatus>> = {
+  waiting: 'waiting',
+  enqueued: 'enqueued',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  skipped: 'skipped',
+};
+
+function workflowTransitions(): string {
+  const rows = WORKFLOW_STATES.map((from) => `  ${from} = ${luaSet(WORKFLOW_STATES.filter((to) => canWorkflowTransition(from, to)))},`);
+  return ['{', ...rows, '}'].join('\n');
+}
+
 /** The file's text. */
 export function luaPrelude(): string {
   const workerStates = Object.keys(NEXT_WORKER_STATES);
@@ -69,8 +87,10 @@ export function luaPrelude(): string {
   before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
   worker states (worker.ts), the bounds and formats the scripts check
-  their arguments against, the unit of queue throughput, and the numbers
-  of listings (job-query.ts) and of the event log (event-facts.ts).
+  their arguments against, the unit of queue throughput, the numbers
+  of listings (job-query.ts) and of the event log (event-facts.ts), and
+  the workflow lifecycle and node statuses (workflow-state-machine.ts,
+  workflow-run.ts).
 ]]
 
 -- Every job state, in the domain's order.
@@ -104,6 +124,8 @@ local MAX_ACTIVE_LIMIT = ${MAX_ACTIVE_LIMIT}
 local MAX_RATE_LIMIT = ${MAX_RATE_LIMIT}
 local MIN_RATE_PERIOD_MS = ${MIN_RATE_PERIOD_MS}
 local MAX_RATE_PERIOD_MS = ${MAX_RATE_PERIOD_MS}
+-- The shortest window of rate-limit event sampling (rate-limit-events.ts).
+local RATE_LIMIT_EVENT_MIN_WINDOW_MS = ${RATE_LIMIT_EVENT_MIN_WINDOW_MS}
 
 -- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
 local MINUTE_MS = ${MINUTE_MS}
@@ -121,6 +143,13 @@ local RUN_RANK_END = ${RUN_RANK_END}
 -- (event-facts.ts firstLogPosition).
 local LOG_POSITIONS_PER_MS = ${LOG_POSITIONS_PER_MS}
 local LOG_START_MAX_MS = ${LOG_START_MAX_MS}
+
+-- NEXT_WORKFLOW_STATES[from][to] is true when the workflow lifecycle allows from -> to (workflow-state-machine.ts).
+local NEXT_WORKFLOW_STATES = ${workflowTransitions()}
+local TERMINAL_WORKFLOW = ${luaSet(WORKFLOW_STATES.filter(isTerminalWorkflowState))}
+-- Workflow node statuses (workflow-run.ts) that are settled, and those its dependents count as a failure.
+local NODE_SETTLED = ${luaSet(Object.values(NODE_STATUSES).filter(isNodeSettled))}
+local NODE_FAILURE = ${luaSet(Object.values(NODE_STATUSES).filter(isNodeFailure))}
 `;
 }
 

@@ -48,8 +48,13 @@ export class FetchSession {
 
   /** Forgets the capacity estimate and claims once: for when signals may have been missed. */
   refresh(): void {
-    this.freeCapacity = Number.POSITIVE_INFINITY;
+    this.forgetCapacity();
     this.wake();
+  }
+
+  /** Forgets the capacity estimate (a capacityFreed signal may have been missed); the next wake claims. */
+  forgetCapacity(): void {
+    this.freeCapacity = Number.POSITIVE_INFINITY;
   }
 
   end(reason: FetchEndReason): void {

@@ -4,7 +4,14 @@ import type { Job } from '../domain/job';
 import { buildJob, DEFAULT_QUEUE, type JobCreation, type JobSubmission, type SubmissionProblems } from '../domain/job-submission';
 import { mayUseQueue, type Principal } from '../domain/principal';
 import type { Page, PageRequest } from '../domain/paging';
-import { resolveScheduleSpec, scheduleNameProblem, type CronCalendar, type Schedule, type ScheduleInput } from '../domain/schedule';
+import {
+  resolveScheduleSpec,
+  scheduleAnchor,
+  scheduleNameProblem,
+  type CronCalendar,
+  type Schedule,
+  type ScheduleInput,
+} from '../domain/schedule';
 import { planTicks, tickJobId, tickSubmission } from '../domain/schedule-tick';
 import { transitionOf } from '../domain/transition';
 import type { FireTicksParams } from '../store/job-store';
@@ -36,15 +43,20 @@ export class Schedules {
     private readonly calendar: CronCalendar,
   ) {}
 
-  /** Registers or updates a schedule (upsert, ojs-cron 8.1); its first tick is the first occurrence after now. */
+  /**
+   * Registers or updates a schedule (upsert, ojs-cron 8.1); its first tick
+   * is the first occurrence after now (of an interval expression, from its
+   * anchor: domain scheduleAnchor).
+   */
   async register(caller: Principal, input: ScheduleInput): Promise<{ schedule: Schedule; created: boolean }> {
     const now = this.ctx.clock.now();
     const spec = resolveScheduleSpec(input, this.calendar, (template) => this.templateProblems(template, now));
     assertMayUseQueue(caller, 'template.queue', this.queueOf(spec.template));
     const before = await this.ctx.store.getSchedule(spec.name);
     if (before !== undefined) assertMayUseQueue(caller, 'name', this.queueOf(before.template));
-    const nextRunAt = this.calendar.nextAfter(spec.expression, spec.timezone, now);
-    return this.ctx.store.registerSchedule(nextRunAt === undefined ? { spec, now } : { spec, nextRunAt, now });
+    const anchoredAt = scheduleAnchor(before, spec.expression, now);
+    const nextRunAt = this.calendar.nextAfter(spec.expression, spec.timezone, now, anchoredAt);
+    return this.ctx.store.registerSchedule(nextRunAt === undefined ? { spec, anchoredAt, now } : { spec, anchoredAt, nextRunAt, now });
   }
 
   async get(caller: Principal, name: string): Promise<Schedule> {
@@ -60,17 +72,26 @@ export class Schedules {
     await this.ctx.store.removeSchedule(name);
   }
 
-  /** One page of the schedules in name order; for a queue-scoped caller, only its own (so a page may hold fewer). */
-  async list(caller: Principal, page: PageRequest): Promise<Page<Schedule>> {
+  /**
+   * One page of the schedules in name order, only paused or only running
+   * ones when `paused` says; for a queue-scoped caller, only its own. Both
+   * filter the store's page, so a page may hold fewer.
+   */
+  async list(caller: Principal, page: PageRequest, paused?: boolean): Promise<Page<Schedule>> {
     const found = await this.ctx.store.listSchedules(page);
-    return { ...found, items: found.items.filter((schedule) => mayUseQueue(caller, this.queueOf(schedule.template))) };
+    const isListed = (schedule: Schedule): boolean =>
+      (paused === undefined || schedule.isPaused === paused) && mayUseQueue(caller, this.queueOf(schedule.template));
+    return { ...found, items: found.items.filter(isListed) };
   }
 
-  /** Pauses (no next tick, ojs-cron 8.5) or resumes (from the first occurrence after now) a schedule. */
+  /**
+   * Pauses (no next tick, ojs-cron 8.5) or resumes (from the first
+   * occurrence after now; an interval expression keeps its anchor) a schedule.
+   */
   async setPaused(caller: Principal, name: string, paused: boolean): Promise<Schedule> {
     const schedule = await this.get(caller, name);
     const now = this.ctx.clock.now();
-    const nextRunAt = paused ? undefined : this.calendar.nextAfter(schedule.expression, schedule.timezone, now);
+    const nextRunAt = paused ? undefined : this.calendar.nextAfter(schedule.expression, schedule.timezone, now, schedule.anchoredAt);
     const changed = await this.ctx.store.setSchedulePaused(
       nextRunAt === undefined ? { name, paused, now } : { name, paused, nextRunAt, now },
     );
@@ -96,6 +117,7 @@ export class Schedules {
         const job = this.tickJob(schedule, plan.tick, now);
         if (job === undefined) {
           logger.warn({ schedule: schedule.name }, 'a schedule template no longer makes a valid job: the tick is skipped');
+          params.invalidTick = plan.tick;
         } else {
           params.tick = { at: plan.tick, job };
         }

@@ -27,6 +27,14 @@ export interface BeatReport {
   activeJobIds: readonly string[];
 }
 
+/**
+ * What a Beat stream remembers of its worker between beats: the state
+ * fields its last applied beat left, or nothing when they are not known.
+ */
+export interface BeatMemory {
+  fields?: WorkerStateFields;
+}
+
 /** Most workers one filtered listing call examines, so that no store call reads the whole fleet. */
 const WORKER_SCAN_BUDGET = 10_000;
 
@@ -125,23 +133,43 @@ export class WorkerRegistry {
     throw raceLost(`worker ${workerId}`);
   }
 
-  async beat(caller: Principal, report: BeatReport): Promise<BeatOutcome> {
+  /** The caller's worker as its Beat stream starts (another's is NOT_FOUND): what the stream remembers of it. */
+  async startBeats(caller: Principal, workerId: string): Promise<BeatMemory> {
+    return { fields: stateFields((await this.owned(caller, workerId)).worker) };
+  }
+
+  /**
+   * Records a beat of the caller's worker. `memory` is what its Beat stream
+   * knows of the worker's state from its previous beat: the decision is made
+   * from it without reading the worker again (a replica with thousands of
+   * workers would otherwise pay a store round trip per beat for nothing),
+   * and the store applies the beat only if the state is still that one (a
+   * directive from any replica, or another stream, changed it): then the
+   * worker is read and the decision made again. Ownership is checked
+   * against the owners this replica remembers, which forget every removed
+   * worker.
+   */
+  async beat(caller: Principal, report: BeatReport, memory: BeatMemory = {}): Promise<BeatOutcome> {
     assertField('worker_id', workerIdProblem(report.workerId));
     assertBeat(report);
     for (let attempt = 0; attempt <= RACE_RETRIES; attempt++) {
-      const { worker } = await this.owned(caller, report.workerId);
-      const next = afterReport(worker, report.state);
+      let expected = memory.fields;
+      if (expected === undefined) expected = stateFields((await this.owned(caller, report.workerId)).worker);
+      else await this.owners.assertOwner(caller, report.workerId);
+      const next = afterReport(expected, report.state);
       const outcome = await this.ctx.store.recordBeat({
         workerId: report.workerId,
         sequence: report.sequence,
         activeJobIds: report.activeJobIds,
         now: this.ctx.clock.now(),
-        expected: stateFields(worker),
+        expected,
         next,
       });
+      // Applied: the worker is now `next`. Stale or conflict: what it is now is not known here.
+      memory.fields = outcome.result === 'applied' ? next : undefined;
       if (outcome.result === 'conflict') continue;
-      if (outcome.result === 'applied' && next.state !== worker.state) {
-        this.ctx.telemetry.workerTransition({ workerId: report.workerId, from: worker.state, to: next.state });
+      if (outcome.result === 'applied' && next.state !== expected.state) {
+        this.ctx.telemetry.workerTransition({ workerId: report.workerId, from: expected.state, to: next.state });
       }
       return outcome;
     }

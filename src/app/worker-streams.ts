@@ -78,7 +78,13 @@ export class WorkerStreams {
     session.queues.forEach((queue, i) => assertMayUseQueue(caller, `queues[${i}]`, queue));
     this.sessions.get(workerId)?.end('replaced');
     this.sessions.set(workerId, session);
-    for (const queue of session.queues) this.sessionsByQueue.set(queue, [...(this.sessionsByQueue.get(queue) ?? []), session]);
+    // Changed in place, here and in close(): thousands of streams on one queue would make a copy per stream
+    // opened or closed a quadratic amount of garbage.
+    for (const queue of session.queues) {
+      const sessions = this.sessionsByQueue.get(queue);
+      if (sessions === undefined) this.sessionsByQueue.set(queue, [session]);
+      else sessions.push(session);
+    }
     if (this.endedFor !== undefined) session.end(this.endedFor);
     return session;
   }
@@ -192,9 +198,10 @@ export class WorkerStreams {
     session.end('client_cancelled');
     if (this.sessions.get(session.workerId) === session) this.sessions.delete(session.workerId);
     for (const queue of session.queues) {
-      const remaining = (this.sessionsByQueue.get(queue) ?? []).filter((s) => s !== session);
-      if (remaining.length > 0) this.sessionsByQueue.set(queue, remaining);
-      else {
+      const sessions = this.sessionsByQueue.get(queue);
+      const index = sessions?.indexOf(session) ?? -1;
+      if (index >= 0) sessions!.splice(index, 1);
+      if (sessions?.length === 0) {
         this.sessionsByQueue.delete(queue);
         this.cursors.delete(queue);
       }
@@ -231,10 +238,22 @@ export class WorkerStreams {
         for (const listener of this.listenersOf(signal.workerId)) listener.removed();
         return;
       case 'availability':
-        // Signals may have been lost while the store was away: every stream looks again.
-        if (signal.isAvailable) for (const session of this.sessions.values()) session.refresh();
+        if (signal.isAvailable) this.lookAgain();
         return;
     }
+  }
+
+  /**
+   * Signals may have been lost while the store was away: every stream
+   * forgets what it believed of its worker's free capacity, and one stream
+   * per queue claims, a full one waking the next (claim()), so jobs nobody
+   * announced are found. Waking every stream would send a store that just
+   * came back one claim per worker at once: thousands on a busy replica,
+   * enough to make its next probe time out and the store look away again.
+   */
+  private lookAgain(): void {
+    for (const session of this.sessions.values()) session.forgetCapacity();
+    for (const queue of this.sessionsByQueue.keys()) this.wakeQueue(queue, 1);
   }
 
   /**

@@ -142,6 +142,13 @@ export function invalidTransition(jobId: string, from: string, to: string): OjsE
   });
 }
 
+/** A workflow cannot make this move, e.g. cancelling one that already finished (ojs-workflows 8.2, 11.3). */
+export function invalidWorkflowTransition(workflowId: string, from: string, to: string): OjsError {
+  return new OjsError('invalid_state', `workflow ${quote(workflowId)} is ${from}: it cannot become ${to}`, {
+    metadata: { workflow_id: quote(workflowId), from_state: from, to_state: to },
+  });
+}
+
 /** Why an Ack, Fail or lease extension does not match the job's reservation. */
 export type LeaseProblem = 'not_active' | 'other_worker' | 'stale_lease';
 

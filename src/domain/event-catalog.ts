@@ -6,12 +6,14 @@ import type {
   JobFact,
   ProgressFact,
   QueueFact,
+  RateLimitFact,
   RecordedFact,
   ScheduleFact,
   WorkerFact,
 } from './event-facts';
 import { isCursor } from './event-facts';
 import type { JsonObject, JsonValue } from './json';
+import { rateLimitKey } from './rate-limit-events';
 
 /**
  * The lifecycle events of ojs-events section 3 that this server emits, and
@@ -48,6 +50,9 @@ export const EVENT_TYPES = [
   // ojs-cron 9.
   'cron.triggered',
   'cron.skipped',
+  // ojs-rate-limiting 11.1, for queue limits (sampled: rate-limit-events.ts).
+  'rate_limit.exceeded',
+  'rate_limit.released',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -161,6 +166,8 @@ export function eventDraftsOf(fact: EventFact): EventDraft[] {
       return [queueDraft(fact)];
     case 'schedule':
       return [scheduleDraft(fact)];
+    case 'rate_limit':
+      return [rateLimitDraft(fact)];
   }
 }
 
@@ -348,6 +355,22 @@ function scheduleDraft(fact: ScheduleFact): EventDraft {
       missed_count_is_at_least: fact.isCountAtLeast,
     }),
   );
+}
+
+/**
+ * rate_limit.exceeded or rate_limit.released (ojs-rate-limiting 11.1): the
+ * limits' key is the subject. A release the claim of a job made names the
+ * job (and comes from the scheduler, as the exceeded does); one that
+ * clearing the limits made names none and comes from the API.
+ */
+function rateLimitDraft(fact: RateLimitFact): EventDraft {
+  const key = rateLimitKey(fact.queue);
+  const type: EventType = fact.change === 'exceeded' ? 'rate_limit.exceeded' : 'rate_limit.released';
+  const data = compact({ key, strategy: fact.strategy, limit: fact.limit, current: fact.current, job_id: fact.jobId });
+  const component = fact.change === 'released' && fact.jobId === undefined ? 'api' : 'scheduler';
+  const draft: EventDraft = { type, time: fact.at, subject: key, data, queue: fact.queue, component };
+  if (fact.jobId !== undefined) draft.jobId = fact.jobId;
+  return draft;
 }
 
 /** What every job event's data carries. */

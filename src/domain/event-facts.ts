@@ -1,5 +1,6 @@
 import type { HandlerCode, JobError, JobState } from './job';
 import type { JsonObject } from './json';
+import type { RateLimitStrategy } from './rate-limit-events';
 import type { WorkerState } from './worker';
 
 /**
@@ -8,7 +9,7 @@ import type { WorkerState } from './worker';
  * of the lifecycle events; event-catalog.ts derives the events (one fact
  * may stand for two, such as job.failed and job.retrying) when they are read.
  */
-export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact | ScheduleFact;
+export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact | ScheduleFact | RateLimitFact;
 
 /** Why a job entered available, when that is not plain enqueueing (event data `reason`). */
 export type JobEntryReason = 'activated' | 'due' | 'retry' | 'manual_retry' | 'undelivered';
@@ -108,15 +109,35 @@ export interface QueueFact {
 }
 
 /**
+ * A queue's limits held its available jobs back (`exceeded`), or let them
+ * start again after that (`released`): sampled, at most one exceeded per
+ * queue per window (rate-limit-events.ts).
+ */
+export interface RateLimitFact {
+  kind: 'rate_limit';
+  at: number;
+  queue: string;
+  change: 'exceeded' | 'released';
+  /** The limit that held the jobs back (released: the one of its episode). */
+  strategy: RateLimitStrategy;
+  /** Exceeded: the limit, and the starts its window counted or the active jobs. */
+  limit?: number;
+  current?: number;
+  /** Released: the first job then started; absent when the queue's limits were cleared. */
+  jobId?: string;
+}
+
+/**
  * Why a schedule's tick enqueued no job (cron.skipped `reason`, ojs-cron
  * 9.2): `overlap_skip`, the schedule's previous job had not finished;
  * `missed`, ticks no replica fired in time that the missed-tick policy
- * passes over (an extension of the spec's list, which has no reason for
- * downtime). Paused schedules plan no ticks, and a time a spring-forward
+ * passes over; `invalid_template`, the schedule's template no longer makes
+ * a valid job (the server's limits changed since it was registered). Both
+ * extend the spec's list, which has no reason for either. Paused schedules plan no ticks, and a time a spring-forward
  * skips is no tick (domain CronCalendar), so `disabled` and `dst_skip`
  * never occur.
  */
-export type ScheduleSkipReason = 'overlap_skip' | 'missed';
+export type ScheduleSkipReason = 'overlap_skip' | 'missed' | 'invalid_template';
 
 /** A schedule's tick enqueued a job (cron.triggered) or none (cron.skipped). */
 export interface ScheduleFact {

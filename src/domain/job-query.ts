@@ -3,6 +3,8 @@ import { errorTypeProblem, jobTypeProblem, queueNameProblem } from './identifier
 import { PRIORITY_MAX, PRIORITY_MIN } from './job-submission';
 import { isTerminal } from './job-state-machine';
 import { JOB_STATES, type JobState } from './job';
+import { scheduleNameProblem } from './schedule';
+import { CRON_NAME_META } from './schedule-tick';
 import { timestampProblem } from './timestamps';
 
 /**
@@ -15,6 +17,8 @@ export interface JobFilter {
   states: readonly JobState[];
   queue?: string;
   type?: string;
+  /** Only the jobs a cron schedule made (meta.cron_name). */
+  schedule?: string;
   /** Only jobs whose last error has this type (dead-letter search). */
   errorType?: string;
   /** Only discarded jobs put in the dead letter set (true), or only those not (false). */
@@ -42,7 +46,7 @@ export interface JobQuery {
   maxBytes: number;
   /**
    * Most jobs one call examines for the filters no index answers (type,
-   * error type, dead letter, off-index times, the queue of active jobs),
+   * schedule, error type, dead letter, off-index times, the queue of active jobs),
    * and most queues it visits for available jobs.
    */
   scanBudget: number;
@@ -126,6 +130,7 @@ export interface JobFilterInput {
   states: readonly JobState[];
   queue: string;
   type: string;
+  schedule: string;
   errorType: string;
   deadLetter?: boolean;
   createdAfter?: number;
@@ -147,6 +152,8 @@ export function checkJobFilter(input: JobFilterInput, path = 'filter'): JobFilte
   if (queue !== undefined) filter.queue = queue;
   const type = check('type', input.type, jobTypeProblem);
   if (type !== undefined) filter.type = type;
+  const schedule = check('schedule', input.schedule, scheduleNameProblem);
+  if (schedule !== undefined) filter.schedule = schedule;
   const errorType = check('error_type', input.errorType, errorTypeProblem);
   if (errorType !== undefined) filter.errorType = errorType;
   if (input.deadLetter !== undefined) filter.deadLetter = input.deadLetter;
@@ -173,6 +180,7 @@ export function matchesFilter(
     state: JobState;
     queue: string;
     type: string;
+    meta: Readonly<Record<string, unknown>>;
     createdAt: number;
     completedAt?: number;
     deadLetter: boolean;
@@ -183,6 +191,7 @@ export function matchesFilter(
   if (!filter.states.includes(job.state)) return false;
   if (filter.queue !== undefined && job.queue !== filter.queue) return false;
   if (filter.type !== undefined && job.type !== filter.type) return false;
+  if (filter.schedule !== undefined && job.meta[CRON_NAME_META] !== filter.schedule) return false;
   if (filter.errorType !== undefined && job.error?.type !== filter.errorType) return false;
   if (filter.deadLetter !== undefined && (job.state !== 'discarded' || job.deadLetter !== filter.deadLetter)) return false;
   if (filter.createdAfter !== undefined && job.createdAt < filter.createdAfter) return false;

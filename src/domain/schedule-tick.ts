@@ -10,7 +10,8 @@ export const CRON_TRIGGERED_AT_META = 'cron_triggered_at';
 /**
  * Most occurrences one plan walks to count the ticks a gap passed over; a
  * longer gap is reported as "at least" that many (the next tick is found
- * directly, so a plan's cost stays bounded however long the gap).
+ * directly, so a plan's cost stays bounded however long the gap). The ticks
+ * of an interval expression are counted, not walked.
  */
 export const MISSED_SCAN_MAX = 1_000;
 
@@ -44,18 +45,55 @@ export interface TickPlan {
 export function planTicks(schedule: Schedule, now: number, calendar: CronCalendar, graceMs: number): TickPlan | undefined {
   const first = schedule.nextRunAt;
   if (first === undefined || first > now || schedule.isPaused) return undefined;
-  const next = (after: number): number | undefined => calendar.nextAfter(schedule.expression, schedule.timezone, after);
-  const due = walk(first, now, next);
-  const latest = latestDue(now, next, due);
-  const isCountAtLeast = latest !== due.at(-1);
+  const next = (after: number): number | undefined =>
+    calendar.nextAfter(schedule.expression, schedule.timezone, after, schedule.anchoredAt);
+  const intervalMs = calendar.intervalMs(schedule.expression);
+  const due = intervalMs === undefined ? walkedDue(first, now, next) : spacedDue(first, now, intervalMs);
+  const { latest } = due;
   const fires = latest !== undefined && (schedule.missedTicks === 'run_once' || now - latest <= graceMs);
-  const passed = fires ? due.filter((tick) => tick !== latest) : due;
   const plan: TickPlan = {};
   if (fires) plan.tick = latest;
-  if (passed.length > 0) plan.missed = { first: passed[0]!, last: passed.at(-1)!, count: passed.length, isCountAtLeast };
+  const missed = fires ? due.earlier : passedOver(due);
+  if (missed !== undefined) plan.missed = missed;
   const nextRunAt = next(now);
   if (nextRunAt !== undefined) plan.nextRunAt = nextRunAt;
   return plan;
+}
+
+/** The ticks due at a plan: the latest, and those before it, as counted. */
+interface DueTicks {
+  /** Undefined when a gap too long to walk hid it (latestDue). */
+  latest: number | undefined;
+  /** The due ticks before the latest (with isCountAtLeast, not reaching it); undefined when there are none. */
+  earlier: MissedTicks | undefined;
+}
+
+/** The ticks a plan that fires none passes over: the earlier ones and the latest, when it was counted. */
+function passedOver({ latest, earlier }: DueTicks): MissedTicks | undefined {
+  if (latest === undefined || earlier?.isCountAtLeast === true) return earlier;
+  return earlier === undefined
+    ? { first: latest, last: latest, count: 1, isCountAtLeast: false }
+    : { ...earlier, last: latest, count: earlier.count + 1 };
+}
+
+/** The due ticks of an interval expression, every `intervalMs` from `first`: counted exactly, however long the gap. */
+function spacedDue(first: number, now: number, intervalMs: number): DueTicks {
+  const count = Math.floor((now - first) / intervalMs) + 1;
+  const latest = first + (count - 1) * intervalMs;
+  const earlier = count === 1 ? undefined : { first, last: latest - intervalMs, count: count - 1, isCountAtLeast: false };
+  return { latest, earlier };
+}
+
+/** The due ticks of a calendar expression, walked from `first`: at most MISSED_SCAN_MAX of them are counted. */
+function walkedDue(first: number, now: number, next: (after: number) => number | undefined): DueTicks {
+  const walked = walk(first, now, next);
+  const latest = latestDue(now, next, walked);
+  const counted = latest === walked.at(-1) ? walked.slice(0, -1) : walked;
+  const earlier =
+    counted.length === 0
+      ? undefined
+      : { first: counted[0]!, last: counted.at(-1)!, count: counted.length, isCountAtLeast: counted.length === walked.length };
+  return { latest, earlier };
 }
 
 /** The occurrences from `first` (due) up to `now`, at most MISSED_SCAN_MAX of them. */

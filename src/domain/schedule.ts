@@ -1,4 +1,4 @@
-import { OjsError, type FieldViolation } from './errors';
+import { OjsError, storeFull, type FieldViolation } from './errors';
 import { hasControlCharacters } from './identifiers';
 import type { JobSubmission } from './job-submission';
 
@@ -30,9 +30,17 @@ export interface CronCalendar {
   /**
    * The first occurrence strictly after `after`, under ojs-cron 5.2: none in
    * an hour a spring-forward skips, once (the first) in an hour a fall-back
-   * repeats. Undefined when there is none.
+   * repeats. Undefined when there is none. The occurrences of an interval
+   * expression (`@every <duration>`, ojs-cron 4.1) are `anchor` + k·interval
+   * (k ≥ 1) in any zone; other expressions ignore `anchor`.
    */
-  nextAfter(expression: string, timezone: string, after: number): number | undefined;
+  nextAfter(expression: string, timezone: string, after: number, anchor: number): number | undefined;
+  /**
+   * The interval of an interval expression, in milliseconds; undefined for a
+   * calendar expression. Its occurrences are evenly spaced, so a long gap is
+   * counted, not walked (planTicks).
+   */
+  intervalMs(expression: string): number | undefined;
 }
 
 /** A schedule as an operator registers it. */
@@ -55,6 +63,12 @@ export interface Schedule extends ScheduleSpec {
   updatedAt: number;
   /** Bumped by every registration, so a tick planned from an older version is refused. */
   revision: number;
+  /**
+   * When the current expression was registered (scheduleAnchor): the anchor
+   * of an interval expression, whose ticks are anchoredAt + k·interval
+   * (ojs-cron 4.1). Kept by pausing and resuming.
+   */
+  anchoredAt: number;
   /** The next tick to fire; undefined while paused (ojs-cron 8.5) or when the expression has no future occurrence. */
   nextRunAt?: number;
   /** The last tick that enqueued a job. */
@@ -69,12 +83,30 @@ export const CRON_EXPRESSION_MAX_CHARS = 256;
 export const TIMEZONE_MAX_CHARS = 64;
 export const SCHEDULE_DESCRIPTION_MAX_CHARS = 1_000;
 export const DEFAULT_TIMEZONE = 'UTC';
+/** Most schedules a deployment holds: registrations are cheap to send, and each is evaluated at every tick. */
+export const MAX_SCHEDULES = 10_000;
+
+/** A new schedule beyond MAX_SCHEDULES (an update of a registered one always passes). */
+export function tooManySchedules(max: number): OjsError {
+  return storeFull('schedules', `it holds ${max} schedules, the most it may; delete one first`);
+}
 
 export function scheduleNameProblem(name: string): string | undefined {
   if (name.length === 0) return 'is required';
   if (name.length > SCHEDULE_NAME_MAX_CHARS) return `must be at most ${SCHEDULE_NAME_MAX_CHARS} characters`;
   if (!NAME_PATTERN.test(name)) return 'must be lowercase letters, digits, hyphens and dots, starting with a letter or digit';
   return undefined;
+}
+
+/**
+ * The anchor of a registration (Schedule.anchoredAt): the one before when
+ * the expression is unchanged, else now. So re-registering a schedule as it
+ * is (a deployment applying its schedules again) keeps an interval
+ * schedule's ticks where they were instead of postponing them, and a new
+ * expression ticks from its registration (ojs-cron 4.1).
+ */
+export function scheduleAnchor(before: Pick<Schedule, 'expression' | 'anchoredAt'> | undefined, expression: string, now: number): number {
+  return before?.expression === expression ? before.anchoredAt : now;
 }
 
 /** A schedule as a registration request carries it: strings unchecked, '' for absent. */

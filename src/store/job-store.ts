@@ -58,7 +58,9 @@ export interface JobStore extends ScheduleStore {
    * beyond its free capacity and only while its desired state is running.
    * Jobs past their expires_at are never claimed; promoteDue discards them.
    * A queue's limits (setQueueLimits) hold for all claims of every replica
-   * together: a job they hold back stays available and first in line.
+   * together: a job they hold back stays available and first in line. The
+   * claim records the queue's rate-limit facts, sampled in the same atomic
+   * step (domain rate-limit-events.ts).
    */
   claim(params: ClaimParams): Promise<ClaimResult>;
   /**
@@ -158,7 +160,8 @@ export interface JobStore extends ScheduleStore {
    * queue's log of recent starts is kept while it has a rate, so a lowered
    * rate counts the starts already made. Signals jobsAvailable with the
    * queue's available count, so waiting Fetch streams claim under the new
-   * limits at once.
+   * limits at once. Clearing them drops the queue's rate-limit event
+   * sampling, recording the released fact of an open episode.
    */
   setQueueLimits(params: QueueLimitsParams): Promise<void>;
 
@@ -472,7 +475,8 @@ export interface ScheduleStore {
    * Stores a schedule, or replaces the one of that name (upsert, ojs-cron
    * 8.1), keeping its run history and bumping its revision, so that ticks
    * planned from the version before are refused. `nextRunAt` is dropped for
-   * a paused schedule (ojs-cron 8.5).
+   * a paused schedule (ojs-cron 8.5). A new one is refused when
+   * `maxSchedules` are registered (queue_full).
    */
   registerSchedule(params: RegisterScheduleParams): Promise<{ schedule: Schedule; created: boolean }>;
   /** Removes a schedule (not_found if there is none); the jobs it made stay. */
@@ -496,17 +500,21 @@ export interface ScheduleStore {
    * the overlap policy: a job returned in its place means the tick was
    * skipped), and moves next_run_at on; a job stored counts as a run
    * (last_run_at, run_count). Records the facts (ScheduleFact): missed
-   * ticks skipped, then the tick triggered or skipped for an overlap. One
-   * atomic step.
+   * ticks skipped, then the tick triggered or skipped for an overlap (or
+   * for an invalid template). One atomic step.
    */
   fireTicks(params: FireTicksParams): Promise<FireTicksOutcome>;
 }
 
 export interface RegisterScheduleParams {
   spec: ScheduleSpec;
+  /** The schedule's anchor (Schedule.anchoredAt, domain scheduleAnchor); `now` by default. */
+  anchoredAt?: number;
   /** The first tick after `now`; undefined when the expression has none. */
   nextRunAt?: number;
   now: number;
+  /** A new schedule is refused (domain tooManySchedules) when this many are registered; default MAX_SCHEDULES. */
+  maxSchedules?: number;
 }
 
 export interface SchedulePauseParams {
@@ -525,6 +533,8 @@ export interface FireTicksParams {
   tick?: { at: number; job: Job };
   /** Ticks the plan passes over, recorded as skipped. */
   missed?: MissedTicks;
+  /** The tick that was due to fire but makes no job: the template no longer makes a valid one (recorded as skipped). */
+  invalidTick?: number;
   /** The schedule's next tick; undefined when there is none ever. */
   nextRunAt?: number;
   now: number;

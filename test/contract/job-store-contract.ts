@@ -1344,6 +1344,20 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await ranged({ createdAfter: T0 + 4 }, 'newest')).toEqual([[s4], undefined]);
       });
 
+      it('filters by the cron schedule that made a job (meta.cron_name), within the scan budget', async () => {
+        const jobs = await enqueueInTurn(
+          { meta: { cron_name: 'nightly' } },
+          { meta: { cron_name: 'hourly' } },
+          { meta: {} },
+          { meta: { cron_name: 'nightly' }, scheduledAt: T0 + 60_000 },
+          { meta: { cron_name: 42 } },
+        );
+        const [n1, , , n4] = jobs.map((j) => j.id);
+        expect(await ids(query({ states: ['available', 'scheduled'], schedule: 'nightly' }))).toEqual([n1, n4]);
+        expect(await ids(query({ states: ['available'], schedule: 'weekly' }))).toEqual([]);
+        expect(await pages(query({ states: ['available'], schedule: 'nightly' }, { scanBudget: 2 }))).toEqual([[n1], []]);
+      });
+
       it('filters finished jobs by finishing time, error type and dead letter', async () => {
         const [c1, c2, c3] = await enqueueInTurn({}, {}, {});
         await finish([c1!, c2!, c3!], [T0 + 10, T0 + 20, T0 + 30]);
@@ -1672,6 +1686,102 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.enqueue({ queue: 'q' }, { queue: 'q' });
         await h.store.setQueueLimits({ queue: 'q', limits: { maxActive: 5 }, now: T0 });
         await h.waitForSignal('jobsAvailable', (s) => s.queue === 'q' && s.count === 2);
+      });
+
+      describe('rate limit events', () => {
+        /** The rate-limit facts and job starts recorded after `after`, in order. */
+        async function limitFacts(after: string | undefined): Promise<unknown[]> {
+          const { facts } = await h.store.readFacts({ ...(after === undefined ? {} : { after }), limit: 1_000 });
+          return facts.flatMap(({ fact }): unknown[] => {
+            if (fact.kind === 'rate_limit') return [fact];
+            return fact.kind === 'job' && fact.to === 'active' ? [['started', fact.jobId]] : [];
+          });
+        }
+        const lastCursor = async (): Promise<string | undefined> => (await h.store.readFacts({ limit: 1_000 })).facts.at(-1)?.cursor;
+        const exceeded = (at: number, strategy: string, limit: number, current: number) => ({
+          kind: 'rate_limit',
+          at,
+          queue: 'q',
+          change: 'exceeded',
+          strategy,
+          limit,
+          current,
+        });
+        const released = (at: number, strategy: string, jobId?: string) => ({
+          kind: 'rate_limit',
+          at,
+          queue: 'q',
+          change: 'released',
+          strategy,
+          ...(jobId === undefined ? {} : { jobId }),
+        });
+
+        it('records one exceeded when the rate holds back jobs a claim wanted, and a released before the next start', async () => {
+          const [a, b] = [await h.register({ queues: ['q'] }), await h.register({ queues: ['q'] })];
+          await h.store.setQueueLimits({ queue: 'q', limits: { rate: { limit: 2, periodMs: 1_000 } }, now: T0 });
+          const jobs = await h.enqueue(...Array.from({ length: 5 }, () => ({ queue: 'q' })));
+          const start = await lastCursor();
+          expect((await h.claim(a.workerId, ['q'], 100, T0)).jobs).toHaveLength(2);
+          // Held back again within the episode, by any worker: nothing more is told.
+          expect((await h.claim(b.workerId, ['q'], 100, T0 + 500)).jobs).toEqual([]);
+          expect((await h.claim(a.workerId, ['q'], 100, T0 + 999)).jobs).toEqual([]);
+          expect((await h.claim(b.workerId, ['q'], 100, T0 + 1_000)).jobs).toHaveLength(2);
+          expect(await limitFacts(start)).toEqual([
+            ['started', jobs[0]!.id],
+            ['started', jobs[1]!.id],
+            exceeded(T0, 'rate', 2, 2),
+            released(T0 + 1_000, 'rate', jobs[2]!.id),
+            ['started', jobs[2]!.id],
+            ['started', jobs[3]!.id],
+            // The window of the first exceeded has passed: the next hold is told.
+            exceeded(T0 + 1_000, 'rate', 2, 2),
+          ]);
+        });
+
+        it('tells at most one exceeded per window for max active, and a released when the limits are cleared', async () => {
+          const [a, b] = [await h.register({ queues: ['q'] }), await h.register({ queues: ['q'] })];
+          await h.store.setQueueLimits({ queue: 'q', limits: { maxActive: 1 }, now: T0 });
+          const jobs = await h.enqueue(...Array.from({ length: 4 }, () => ({ queue: 'q' })));
+          const start = await lastCursor();
+          const [first] = (await h.claim(a.workerId, ['q'], 100, T0)).jobs;
+          expect((await h.claim(b.workerId, ['q'], 100, T0 + 1)).jobs).toEqual([]);
+          await h.store.ack({ workerId: a.workerId, items: [{ jobId: first!.id, leaseToken: first!.lease!.token }], now: T0 + 2 });
+          const [second] = (await h.claim(b.workerId, ['q'], 100, T0 + 3)).jobs;
+          // Held back again within the second of the first exceeded: not told, and no episode to release.
+          expect((await h.claim(a.workerId, ['q'], 100, T0 + 999)).jobs).toEqual([]);
+          expect((await h.claim(a.workerId, ['q'], 100, T0 + 1_000)).jobs).toEqual([]);
+          expect((await h.claim(b.workerId, ['q'], 100, T0 + 1_500)).jobs).toEqual([]);
+          await h.store.setQueueLimits({ queue: 'q', now: T0 + 1_600 });
+          expect(await limitFacts(start)).toEqual([
+            ['started', jobs[0]!.id],
+            exceeded(T0, 'concurrency', 1, 1),
+            released(T0 + 3, 'concurrency', second!.id),
+            ['started', jobs[1]!.id],
+            exceeded(T0 + 1_000, 'concurrency', 1, 1),
+            released(T0 + 1_600, 'concurrency'),
+          ]);
+        });
+
+        it('tells nothing when the claim wanted no more than its limits gave, or no job waited', async () => {
+          const [small, other] = [await h.register({ queues: ['q'], concurrency: 2 }), await h.register({ queues: ['q'] })];
+          await h.store.setQueueLimits({ queue: 'q', limits: { maxActive: 2, rate: { limit: 3, periodMs: 60_000 } }, now: T0 });
+          const jobs = await h.enqueue({ queue: 'q' }, { queue: 'q' }, { queue: 'q' });
+          const start = await lastCursor();
+          // Full at the limit: the waiting job was not held back from this worker.
+          expect((await h.claim(small.workerId, ['q'], 100, T0)).jobs).toHaveLength(2);
+          const held = (await h.claim(small.workerId, ['q'], 100, T0 + 1)).jobs;
+          expect(held).toEqual([]);
+          // Another worker wanted it: max active held it back (the rate had a slot left).
+          expect((await h.claim(other.workerId, ['q'], 100, T0 + 2)).jobs).toEqual([]);
+          await h.store.cancel(jobs[2]!.id, T0 + 3);
+          // Nothing waits: whatever the limits say, nothing was held back.
+          expect((await h.claim(other.workerId, ['q'], 100, T0 + 60_000)).jobs).toEqual([]);
+          expect(await limitFacts(start)).toEqual([
+            ['started', jobs[0]!.id],
+            ['started', jobs[1]!.id],
+            exceeded(T0 + 2, 'concurrency', 2, 2),
+          ]);
+        });
       });
     });
 

@@ -151,6 +151,11 @@ describe('the memory store tables', () => {
       /queue ghost keeps throughput but holds no jobs and is not paused/,
     ],
     ['a paused queue missing from the queue listing', (t) => t.paused.add('ghost'), /the queue listing has 2 keys for 3 stored/],
+    [
+      'rate-limit event sampling kept for a queue without limits',
+      (t) => t.limiter['sampling'].set('ghost', { quietUntil: T0 }),
+      /queue ghost keeps rate-limit event sampling but has no limits/,
+    ],
   ])('reports %s', async (_, corrupt, expected) => {
     corrupt(tables, await busyStore());
     expect(await store.audit()).toEqual(expect.arrayContaining([expect.stringMatching(expected)]));

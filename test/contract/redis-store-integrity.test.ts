@@ -14,6 +14,7 @@ import { enqueueScript } from '../../src/store/redis/scripts/enqueue';
 import { failScript } from '../../src/store/redis/scripts/fail';
 import { OUTCOME_FIELDS } from '../../src/store/redis/scripts/outcome-items';
 import { recordBeatScript } from '../../src/store/redis/scripts/record-beat';
+import { setQueueLimitsScript } from '../../src/store/redis/scripts/set-queue-limits';
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { StoreHarness, T0 } from './store-harness';
 
@@ -282,6 +283,51 @@ describe('the Redis audit of schedules', () => {
       ]),
     );
     await client.del(`${keys.schedule}a`, `${keys.schedule}b`, keys.scheduleDue, keys.schedules);
+  });
+});
+
+describe('the Redis rate-limit event sampling', () => {
+  it('keeps its key through an episode, lets it expire after, and the audit reports a key out of shape', async () => {
+    const [a, b] = [await h.register({ queues: ['q'] }), await h.register({ queues: ['q'] })];
+    await store.setQueueLimits({ queue: 'q', limits: { maxActive: 1 }, now: T0 });
+    const [job] = await h.enqueue({ queue: 'q' }, { queue: 'q' });
+    const sampling = `${keys.rateLimitEvents}q`;
+    const [first] = (await h.claim(a.workerId, ['q'], 10, T0)).jobs;
+    expect(await client.hgetall(sampling)).toEqual({ quiet: String(T0 + 1_000), held: 'concurrency' });
+    expect(await client.pttl(sampling)).toBe(-1);
+    await store.ack({ workerId: a.workerId, items: [{ jobId: job!.id, leaseToken: first!.lease!.token }], now: T0 + 1 });
+    expect((await h.claim(b.workerId, ['q'], 10, T0 + 1)).jobs).toHaveLength(1);
+    expect(await client.hgetall(sampling)).toEqual({ quiet: String(T0 + 1_000) });
+    // The rest of its window, and one more: at most two seconds here.
+    expect(await client.pttl(sampling)).toBeGreaterThan(0);
+    expect(await client.pttl(sampling)).toBeLessThanOrEqual(1_999);
+    expect(await store.audit()).toEqual([]);
+    await client.persist(sampling);
+    await client.hset(`${keys.rateLimitEvents}ghost`, 'quiet', 'soon', 'held', 'rate', 'extra', '1');
+    await client.pexpire(`${keys.rateLimitEvents}ghost`, 60_000);
+    expect(await store.audit()).toEqual(
+      expect.arrayContaining([
+        'the rate-limit event sampling of queue q never expires',
+        'queue ghost keeps rate-limit event sampling but has no limits',
+        expect.stringMatching(/^the rate-limit event sampling of queue ghost is \{/),
+        'the rate-limit event sampling of queue ghost expires during an episode',
+      ]),
+    );
+    await client.del(sampling, `${keys.rateLimitEvents}ghost`);
+  });
+
+  it('is dropped with the limits, and setting limits refuses a bad time before writing anything', async () => {
+    const worker = await h.register({ queues: ['q'] });
+    await store.setQueueLimits({ queue: 'q', limits: { maxActive: 0 }, now: T0 });
+    await h.enqueue({ queue: 'q' });
+    expect((await h.claim(worker.workerId, ['q'], 10, T0)).jobs).toEqual([]);
+    const before = await snapshot();
+    expect(before[`${keys.rateLimitEvents}q`]).toEqual({ quiet: String(T0 + 1_000), held: 'concurrency' });
+    const clear = setQueueLimitsScript.encode({ queue: 'q', now: T0 });
+    expect((await runRaw(setQueueLimitsScript, clear.with(4, 'soon'))).message).toMatch(/^BADARG ARGV\[5\]/);
+    expect(await snapshot()).toEqual(before);
+    await store.setQueueLimits({ queue: 'q', now: T0 + 1 });
+    expect(await client.exists(`${keys.rateLimitEvents}q`)).toBe(0);
   });
 });
 

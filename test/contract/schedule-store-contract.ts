@@ -63,7 +63,7 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
       const created = await store.registerSchedule({ spec: spec(), nextRunAt: T0 + SECOND, now: T0 });
       expect(created).toEqual({
         created: true,
-        schedule: { ...spec(), createdAt: T0, updatedAt: T0, revision: 1, runCount: 0, nextRunAt: T0 + SECOND },
+        schedule: { ...spec(), createdAt: T0, updatedAt: T0, revision: 1, anchoredAt: T0, runCount: 0, nextRunAt: T0 + SECOND },
       });
       expect((await fire(T0 + SECOND)).fired).toBe(true);
       const updated = await store.registerSchedule({
@@ -78,12 +78,56 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
           createdAt: T0,
           updatedAt: T0 + 2 * SECOND,
           revision: 2,
+          anchoredAt: T0 + 2 * SECOND,
           runCount: 1,
           lastRunAt: T0 + SECOND,
           nextRunAt: T0 + 5 * SECOND,
         },
       });
       expect(await store.getSchedule('nightly')).toEqual(updated.schedule);
+    });
+
+    it('stores the anchor it is given and returns it, everywhere, until a registration gives another; pausing, resuming and ticks keep it', async () => {
+      const every = spec({ expression: '@every 90m' });
+      const anchoredAt = T0 - 7 * SECOND;
+      const created = await store.registerSchedule({ spec: every, anchoredAt, nextRunAt: anchoredAt + 5_400 * SECOND, now: T0 });
+      expect(created.schedule.anchoredAt).toBe(anchoredAt);
+      await store.setSchedulePaused({ name: 'nightly', paused: true, now: T0 + SECOND });
+      const resumed = await store.setSchedulePaused({
+        name: 'nightly',
+        paused: false,
+        nextRunAt: anchoredAt + 5_400 * SECOND,
+        now: T0 + 2 * SECOND,
+      });
+      expect(resumed.schedule.anchoredAt).toBe(anchoredAt);
+      const due = await store.findDueSchedules(anchoredAt + 5_400 * SECOND, 10);
+      expect(due.map((schedule) => schedule.anchoredAt)).toEqual([anchoredAt]);
+      const fired = await store.fireTicks({
+        name: 'nightly',
+        revision: 1,
+        expectedNextRunAt: anchoredAt + 5_400 * SECOND,
+        nextRunAt: anchoredAt + 10_800 * SECOND,
+        now: anchoredAt + 5_400 * SECOND,
+      });
+      expect(fired).toMatchObject({ fired: true, schedule: { anchoredAt } });
+      expect((await store.listSchedules({ limit: 10 })).items.map((schedule) => schedule.anchoredAt)).toEqual([anchoredAt]);
+      const moved = await store.registerSchedule({ spec: every, anchoredAt: T0 + 9 * SECOND, now: T0 + 9 * SECOND });
+      expect(moved.schedule.anchoredAt).toBe(T0 + 9 * SECOND);
+      expect(await store.getSchedule('nightly')).toEqual(moved.schedule);
+    });
+
+    it('refuses a new schedule beyond the most it may hold (queue_full), but updates a registered one', async () => {
+      await store.registerSchedule({ spec: spec({ name: 'a' }), now: T0, maxSchedules: 2 });
+      await store.registerSchedule({ spec: spec({ name: 'b' }), now: T0, maxSchedules: 2 });
+      expect(await refusal(store.registerSchedule({ spec: spec({ name: 'c' }), now: T0, maxSchedules: 2 }))).toMatchObject({
+        code: 'queue_full',
+      });
+      expect((await store.registerSchedule({ spec: spec({ name: 'b', description: 'again' }), now: T0, maxSchedules: 2 })).created).toBe(
+        false,
+      );
+      await store.removeSchedule('a');
+      await store.registerSchedule({ spec: spec({ name: 'c' }), now: T0, maxSchedules: 2 });
+      expect((await store.listSchedules({ limit: 10 })).items.map((s) => s.name)).toEqual(['b', 'c']);
     });
 
     it('lists schedules by name, page by page, and removes them', async () => {
@@ -221,6 +265,32 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
           jobType: 'report.generate',
           queue: 'reports',
           reason: 'overlap_skip',
+        },
+      ]);
+    });
+
+    it('records a tick whose template makes no job as skipped (invalid_template), counting no run', async () => {
+      await store.registerSchedule({ spec: spec(), nextRunAt: T0 + SECOND, now: T0 });
+      const fired = await store.fireTicks({
+        name: 'nightly',
+        revision: 1,
+        expectedNextRunAt: T0 + SECOND,
+        invalidTick: T0 + SECOND,
+        nextRunAt: T0 + 2 * SECOND,
+        now: T0 + SECOND,
+      });
+      if (!fired.fired) throw new Error('expected the plan to apply');
+      expect(fired.schedule).toMatchObject({ nextRunAt: T0 + 2 * SECOND, runCount: 0 });
+      const facts = (await store.readFacts({ limit: 100 })).facts.map(({ fact }) => fact).filter((fact) => fact.kind === 'schedule');
+      expect(facts).toEqual([
+        {
+          kind: 'schedule',
+          name: 'nightly',
+          expression: '* * * * * *',
+          timezone: 'UTC',
+          at: T0 + SECOND,
+          tick: T0 + SECOND,
+          reason: 'invalid_template',
         },
       ]);
     });

@@ -4,6 +4,7 @@ import type { TsProtoServiceDefinition } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
 import { loadDescriptorSet } from '../../src/descriptor-set';
 
@@ -22,6 +23,7 @@ const SERVICES: readonly TsProtoServiceDefinition[] = [
   WorkerServiceDefinition,
   JobServiceDefinition,
   OperatorServiceDefinition,
+  ScheduleServiceDefinition,
   HealthDefinition,
 ];
 

@@ -54,6 +54,7 @@ describe('operability', () => {
       'grpc.reflection.v1alpha.ServerReflection',
       'ojs.server.v1.JobService',
       'ojs.server.v1.OperatorService',
+      'ojs.server.v1.ScheduleService',
       'ojs.server.v1.WorkerService',
     ]);
     expect(await bufCurl('--reflect-protocol', protocol, '--list-methods', url)).toContain('ojs.server.v1.WorkerService/Beat');
@@ -71,7 +72,9 @@ describe('operability', () => {
 
   it("answers every unary call of the README's buf curl block", async () => {
     const calls = readmeBufCurlCalls();
-    expect(calls.map(([path]) => path.split('/')[1])).toEqual(expect.arrayContaining(['GetQueueStats', 'ListJobs', 'WaitForJob']));
+    expect(calls.map(([path]) => path.split('/')[1])).toEqual(
+      expect.arrayContaining(['GetQueueStats', 'ListJobs', 'WaitForJob', 'RegisterSchedule', 'DeleteSchedule']),
+    );
     const worker = await TestWorker.register(clients, { queues: ['emails'] });
     const [job] = (await clients.jobs.enqueue({ jobs: [{ type: 'email.send', queue: 'emails' }] })).jobs;
     for (const [path, body] of calls) {

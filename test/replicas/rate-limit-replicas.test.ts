@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { JobState, type Job } from '../../gen/ojs/server/v1/job';
 import { pause } from '../../lib/pause';
 import { Worker, type Logger } from '../../packages/sdk/src';
+import { EventWatch } from '../support/event-watch';
 import { enqueue } from '../support/jobs';
 import type { Clients } from '../support/test-server';
 import { eventually, Progress } from '../support/waiting';
@@ -143,6 +144,15 @@ describe('queue limits across replicas', () => {
   it('never starts more than the rate in any window nor runs more than max active, and takes every slot as it reopens', async () => {
     const queue = `q-${randomUUID().slice(0, 8)}`;
     const operator = set.at(0).clients.operator;
+    // The rate-limit events of every replica's claims. The watch follows the log once it has sent anything:
+    // a pause it sees (undone at once) tells so, keepalives being a minute apart here.
+    const events = EventWatch.open(set.at(0).clients, { queues: [queue], types: ['rate_limit.*', 'queue.paused'] });
+    await operator.pauseQueue({ queue });
+    try {
+      await events.opened();
+    } finally {
+      await operator.resumeQueue({ queue });
+    }
     // Nothing starts until every job waits: from then on slots must be taken as they reopen.
     await operator.setQueueLimits({ queue, limits: { maxActive: 0 } });
     await startWorkers(queue);
@@ -183,5 +193,20 @@ describe('queue limits across replicas', () => {
     const span = starts.at(-1)! - starts[0]!;
     const bound = (windows - 1) * PERIOD_MS * (1 + TOLERANCE) + firstWindow + (windows - 1) * WAKEUP_MS_PER_WINDOW;
     expect(span).toBeLessThanOrEqual(bound);
+
+    // Twelve workers on three replicas were held back again and again; the store told each episode once: at most
+    // one exceeded per queue and window (a second here: the period is shorter), each released by the next start.
+    const counted = (type: string, got: readonly { type: string }[]): number => got.filter((e) => e.type === type).length;
+    const told = (
+      await events.until(
+        (got) => counted('rate_limit.exceeded', got) > 0 && counted('rate_limit.released', got) === counted('rate_limit.exceeded', got),
+        () => 'a rate_limit.released for each rate_limit.exceeded',
+      )
+    ).filter((e) => e.type.startsWith('rate_limit.'));
+    events.close();
+    expect(told.map((e) => e.type)).toEqual(told.map((_, i) => (i % 2 === 0 ? 'rate_limit.exceeded' : 'rate_limit.released')));
+    const exceededAt = told.filter((e) => e.type === 'rate_limit.exceeded').map((e) => e.time!.getTime());
+    for (let i = 1; i < exceededAt.length; i++) expect(exceededAt[i]! - exceededAt[i - 1]!).toBeGreaterThanOrEqual(1_000);
+    for (const released of told.filter((e) => e.type === 'rate_limit.released')) expect(ids).toContain(released.jobId);
   });
 });

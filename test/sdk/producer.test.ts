@@ -118,4 +118,37 @@ describe('the SDK producer', () => {
     expect(() => new Producer({ address: server.address, maxBatch: 1_001 })).toThrow(/maxBatch must be a whole number from 1 to 1000/);
     expect(() => new Producer({ address: server.address, maxBatch: 0 })).toThrow(RangeError);
   });
+
+  it('registers, reads, lists, pauses, resumes and unregisters cron schedules, with names for the policies', async () => {
+    const job = {
+      type: 'report.generate',
+      queue: 'sdk-reports',
+      args: ['daily'],
+      retry: { maxAttempts: 2, onExhaustion: 'dead_letter' as const },
+    };
+    const spec = {
+      name: 'sdk-daily-report',
+      cron: '0 9 * * *',
+      timezone: 'America/New_York',
+      job,
+      overlapPolicy: 'cancel_previous' as const,
+    };
+    const { schedule, created } = await producer.registerSchedule(spec);
+    expect(created).toBe(true);
+    expect(schedule).toMatchObject({ ...spec, missedTickPolicy: 'run_once', paused: false, runCount: 0, lastRunAt: undefined });
+    expect(schedule.job).toMatchObject(job);
+    expect([13, 14]).toContain(schedule.nextRunAt!.getUTCHours()); // 9 AM in New York, EDT or EST
+    expect((await producer.registerSchedule({ ...spec, cron: '30 9 * * *' })).created).toBe(false);
+    expect(await producer.getSchedule(spec.name)).toMatchObject({ cron: '30 9 * * *', createdAt: schedule.createdAt });
+
+    expect(await producer.pauseSchedule(spec.name)).toMatchObject({ paused: true, nextRunAt: undefined });
+    const paused: string[] = [];
+    for await (const listed of producer.listSchedules({ paused: true })) paused.push(listed.name);
+    expect(paused).toContain(spec.name);
+    expect((await producer.resumeSchedule(spec.name)).nextRunAt).toBeInstanceOf(Date);
+    await producer.unregisterSchedule(spec.name);
+    expect(await producer.getSchedule(spec.name).catch((error: ClientError) => error.code)).toBe(Status.NOT_FOUND);
+    const refusal = await producer.registerSchedule({ ...spec, cron: 'every day' }).catch((error: ClientError) => error.code);
+    expect(refusal).toBe(Status.INVALID_ARGUMENT);
+  });
 });

@@ -11,6 +11,7 @@ import { ROLES, type Role } from '../../src/domain/principal';
 import { DEFAULT_OPEN_SERVICE_ACCESS, methodRules, type OpenServiceAccess } from '../../src/transport/grpc/method-rules';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition, WatchEventsRequest } from '../../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
 import { RawCaller, type CallOutcome } from '../fuzz/raw-caller';
 import { TestServer } from '../support/test-server';
@@ -25,12 +26,22 @@ const sha256 = (token: string): string => createHash('sha256').update(token).dig
  * the service.
  */
 const READ_ONLY_OPERATOR_CALLS = ['ListWorkers', 'ListQueues', 'WatchEvents', 'ListJobs', 'GetQueueStats'];
+const SCHEDULES = 'ojs.server.v1.ScheduleService';
 const EXPECTED_ACCESS: Record<Role, Record<string, readonly string[]>> = {
-  producer: { 'ojs.server.v1.JobService': ['*'] },
+  producer: { 'ojs.server.v1.JobService': ['*'], [SCHEDULES]: ['*'] },
   worker: { 'ojs.server.v1.WorkerService': ['*'] },
-  reader: { 'ojs.server.v1.JobService': ['GetJob', 'WaitForJob'], 'ojs.server.v1.OperatorService': READ_ONLY_OPERATOR_CALLS },
-  operator: { 'ojs.server.v1.JobService': ['*'], 'ojs.server.v1.OperatorService': ['*'] },
-  admin: { 'ojs.server.v1.JobService': ['*'], 'ojs.server.v1.WorkerService': ['*'], 'ojs.server.v1.OperatorService': ['*'] },
+  reader: {
+    'ojs.server.v1.JobService': ['GetJob', 'WaitForJob'],
+    'ojs.server.v1.OperatorService': READ_ONLY_OPERATOR_CALLS,
+    [SCHEDULES]: ['GetSchedule', 'ListSchedules'],
+  },
+  operator: { 'ojs.server.v1.JobService': ['*'], 'ojs.server.v1.OperatorService': ['*'], [SCHEDULES]: ['*'] },
+  admin: {
+    'ojs.server.v1.JobService': ['*'],
+    'ojs.server.v1.WorkerService': ['*'],
+    'ojs.server.v1.OperatorService': ['*'],
+    [SCHEDULES]: ['*'],
+  },
 };
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 const REFLECTION_SERVICES = new Set(['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']);
@@ -66,8 +77,8 @@ interface Definition {
 
 /** Whether each method streams, from the definitions the server serves. */
 const SHAPES = new Map<string, Shape>([
-  ...[JobServiceDefinition, WorkerServiceDefinition, OperatorServiceDefinition, HealthDefinition].flatMap((definition: Definition) =>
-    Object.values(definition.methods).map((m): [string, Shape] => [`${definition.fullName}/${m.name}`, m]),
+  ...[JobServiceDefinition, WorkerServiceDefinition, OperatorServiceDefinition, ScheduleServiceDefinition, HealthDefinition].flatMap(
+    (definition: Definition) => Object.values(definition.methods).map((m): [string, Shape] => [`${definition.fullName}/${m.name}`, m]),
   ),
   ['grpc.health.v1.Health/List', { requestStream: false, responseStream: false }],
   ...['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'].map(

@@ -19,6 +19,7 @@ import type { SecurityOptions } from '../../src/transport/grpc/server-security';
 import { testPrefix } from '../../tools/redis-server';
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
 import { fixedJitterEntropy } from './fixed-entropy';
 import { RecordingLogger } from './silent-logger';
@@ -188,6 +189,7 @@ export function connectTo(address: string, options: ConnectOptions = {}) {
     workers: factory.create(WorkerServiceDefinition, channel),
     jobs: factory.create(JobServiceDefinition, channel),
     operator: factory.create(OperatorServiceDefinition, channel),
+    schedules: factory.create(ScheduleServiceDefinition, channel),
     health: factory.create(HealthDefinition, channel),
   };
 }

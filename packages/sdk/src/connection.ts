@@ -2,6 +2,7 @@ import { ChannelCredentials, createChannel, createClientFactory, type Channel } 
 import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { bearerToken } from './channel-security';
 import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
+import { ScheduleServiceDefinition, type ScheduleServiceClient } from '../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 
 /** One HTTP/2 connection to the server and the clients the SDK uses over it. */
@@ -9,6 +10,7 @@ export interface Connection {
   readonly channel: Channel;
   readonly workers: WorkerServiceClient;
   readonly jobs: JobServiceClient;
+  readonly schedules: ScheduleServiceClient;
   close(): void;
 }
 
@@ -39,6 +41,7 @@ export function connect(options: ConnectionOptions): Connection {
     channel,
     workers: factory.create(WorkerServiceDefinition, channel),
     jobs: factory.create(JobServiceDefinition, channel),
+    schedules: factory.create(ScheduleServiceDefinition, channel),
     close: () => channel.close(),
   };
 }

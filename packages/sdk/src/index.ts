@@ -17,7 +17,9 @@ export {
 } from './channel-security';
 export type { JobContext, JobHandler } from './job-context';
 export type { ExecutionMiddleware } from './job-runner';
-export { Producer, type EnqueueMiddleware, type JobSpec, type ProducerOptions } from './producer';
+export { Producer, type EnqueueMiddleware, type ProducerOptions } from './producer';
+export type { JobSpec } from './job-spec';
+export type { Schedule, ScheduleSpec, OverlapPolicy, MissedTickPolicy } from './schedules';
 export { JobFailure, JobAborted, type AbortKind, type FailureCode } from './errors';
 export { JobFailedError, JobCancelledError, JobWaitTimeoutError } from './job-outcome';
 export type { ResultOptions } from './job-waiter';

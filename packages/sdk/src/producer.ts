@@ -1,25 +1,17 @@
 import { Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
-import { Job as WireJob, type DeepPartial, type RetryPolicy as WireRetryPolicy } from '../gen/ojs/server/v1/job';
+import type { Job as WireJob } from '../gen/ojs/server/v1/job';
 import { resolveChannelSecurity, type SecurityOptions } from './channel-security';
 import { connect, type Connection } from './connection';
-import { jobFromWire, ON_EXHAUSTION_VALUES, type Job } from './job';
+import { jobFromWire, type Job } from './job';
+import { wireSpec, type JobSpec } from './job-spec';
 import { outcomeOf } from './job-outcome';
+import { scheduleFromWire, toWireSchedule, type Schedule, type ScheduleSpec } from './schedules';
 import { waitUntilFinished, type ResultOptions } from './job-waiter';
 import { compose, type Middleware } from './middleware';
 import { isSizeRefusal } from './refusals';
 import { activeTraceMeta } from './trace-context';
 import { hasStatus, retryWhileUnreachable } from './unreachable';
-
-/**
- * What a producer sets on a job: its type, and whatever else it needs (the
- * envelope's fields the server keeps; those it sets, such as state, errors
- * and result, are not a producer's to send).
- */
-export type JobSpec = DeepPartial<Omit<WireJob, 'state' | 'error' | 'errors' | 'retry'>> & {
-  type: string;
-  retry?: DeepPartial<Omit<WireRetryPolicy, 'onExhaustion'>> & { onExhaustion?: keyof typeof ON_EXHAUSTION_VALUES };
-};
 
 /** Enqueue middleware: sees (and may change) every job before it is sent; resolves with the stored envelope. */
 export type EnqueueMiddleware = Middleware<JobSpec, Job>;
@@ -161,8 +153,62 @@ export class Producer {
     return outcomeOf(finished);
   }
 
+  /**
+   * Registers a cron schedule, or replaces the one with its name (upsert:
+   * register every schedule at start-up and the server keeps them in
+   * step). Each tick enqueues `spec.job` once across all server replicas.
+   *
+   * ```ts
+   * await producer.registerSchedule({
+   *   name: 'daily-report',
+   *   cron: '0 9 * * *',
+   *   timezone: 'America/New_York',
+   *   job: { type: 'report.generate', queue: 'reports', args: ['daily'] },
+   * });
+   * ```
+   */
+  async registerSchedule(spec: ScheduleSpec): Promise<{ schedule: Schedule; created: boolean }> {
+    const answer = await this.unary(() => this.connection.schedules.registerSchedule({ schedule: toWireSchedule(spec) }));
+    return { schedule: scheduleFromWire(answer.schedule!), created: answer.created };
+  }
+
+  /** Removes a schedule; the jobs it made stay. Rejects with NOT_FOUND when there is none. */
+  async unregisterSchedule(name: string): Promise<void> {
+    await this.unary(() => this.connection.schedules.deleteSchedule({ name }));
+  }
+
+  /** One schedule; rejects with NOT_FOUND when there is none. */
+  async getSchedule(name: string): Promise<Schedule> {
+    return scheduleFromWire((await this.unary(() => this.connection.schedules.getSchedule({ name }))).schedule!);
+  }
+
+  /** Every schedule in name order (only paused or only running ones with `paused`), read page by page. */
+  async *listSchedules(options: { paused?: boolean } = {}): AsyncGenerator<Schedule> {
+    let pageToken = '';
+    do {
+      const page = await this.unary(() => this.connection.schedules.listSchedules({ pageSize: 0, pageToken, paused: options.paused }));
+      yield* page.schedules.map(scheduleFromWire);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+  }
+
+  /** Stops a schedule's ticks without removing it. */
+  async pauseSchedule(name: string): Promise<Schedule> {
+    return scheduleFromWire((await this.unary(() => this.connection.schedules.pauseSchedule({ name }))).schedule!);
+  }
+
+  /** Restarts a paused schedule from its first tick after now. */
+  async resumeSchedule(name: string): Promise<Schedule> {
+    return scheduleFromWire((await this.unary(() => this.connection.schedules.resumeSchedule({ name }))).schedule!);
+  }
+
   close(): void {
     this.connection.close();
+  }
+
+  /** A call that is safe to make again, retried while the server is unreachable. */
+  private unary<T>(call: () => Promise<T>): Promise<T> {
+    return retryWhileUnreachable(call, { retries: this.retries });
   }
 
   private batched(spec: JobSpec): Promise<Job> {
@@ -252,9 +298,7 @@ function mayPassAlone(error: unknown): boolean {
  * (or dropped) with it.
  */
 function toJob(spec: JobSpec): WireJob {
-  const { retry, ...rest } = spec;
-  const onExhaustion = retry?.onExhaustion === undefined ? undefined : ON_EXHAUSTION_VALUES[retry.onExhaustion];
-  const job = WireJob.fromPartial({ ...rest, retry: retry === undefined ? undefined : { ...retry, onExhaustion } });
+  const job = wireSpec(spec);
   if (job.id === '') job.id = uuidv7();
   const trace = job.meta?.['traceparent'] === undefined ? activeTraceMeta() : undefined;
   if (trace !== undefined) {

@@ -10,6 +10,9 @@ import type { MemoryTables, WorkerSlot } from './memory-tables';
  * Moves available jobs to active for a worker (JobStore.claim): queues in
  * the order given, skipping paused ones, then priority, then FIFO; never
  * beyond the worker's free capacity, the byte budget or a queue's limits.
+ * A queue whose limits held back jobs the claim wanted, and the first of
+ * its jobs started after that, record their sampled rate-limit facts
+ * (domain rate-limit-events.ts).
  */
 export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: ClaimParams): ClaimResult {
   if (desiredState(entry.worker) !== 'running')
@@ -43,15 +46,20 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
       const started = { ...slot.job, startedAt: now };
       const lease = claimLease(started, params.workerId, leaseToken(params.leaseNonce, attempt), now, params.confirmWithinMs);
       const patch = { state: 'active', attempt, startedAt: now, lease, progress: undefined, progressData: undefined } as const;
+      const released = tables.limiter.started(queue, now, slot.job.id);
+      if (released !== undefined) tables.record(released);
       tables.transit(slot, patch, now);
       jobs.push(slot.job);
       entry.held.add(slot.job.id);
-      tables.limiter.started(queue, now);
       slots -= 1;
     }
+    if (slots > 0 || tables.firstReady(queue) === undefined) continue;
+    const { opensAt, hold } = tables.limiter.allowance(queue, activeOf(queue), now);
     // Jobs wait for the rate window: say when it reopens, so that someone wakes then.
-    const { opensAt } = slots === 0 ? tables.limiter.allowance(queue, activeOf(queue), now) : {};
-    if (opensAt !== undefined && tables.firstReady(queue) !== undefined) heldBackByRate.push({ queue, opensAt });
+    if (opensAt !== undefined) heldBackByRate.push({ queue, opensAt });
+    // Only a claim that wanted more of the queue's jobs was held back by its limits.
+    const exceeded = hold !== undefined && !isBudgetSpent && jobs.length < limit ? tables.limiter.heldBack(queue, hold, now) : undefined;
+    if (exceeded !== undefined) tables.record(exceeded);
   }
   const freeCapacity = Math.max(0, entry.worker.concurrency - entry.held.size);
   return { isRunning: true, jobs, freeCapacity, isBudgetSpent, heldBackByRate };

@@ -4,7 +4,7 @@ import type { Job } from '../../domain/job';
 import type { JobQuery } from '../../domain/job-query';
 import { pageWithinBytes } from '../../domain/paging';
 import { DEFAULT_EVENT_RETENTION, type EventRetention, type RetentionPolicy } from '../../domain/retention';
-import type { Schedule } from '../../domain/schedule';
+import { MAX_SCHEDULES, tooManySchedules, type Schedule } from '../../domain/schedule';
 import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
@@ -271,7 +271,8 @@ export class MemoryJobStore implements JobStore {
   }
 
   async setQueueLimits(params: QueueLimitsParams): Promise<void> {
-    this.tables.limiter.set(params.queue, params.limits);
+    const released = this.tables.limiter.set(params.queue, params.limits, params.now);
+    if (released !== undefined) this.tables.record(released);
     const available = this.tables.counts.get(params.queue)?.available ?? 0;
     if (available > 0 && !this.tables.paused.has(params.queue))
       this.tables.signal({ kind: 'jobsAvailable', queue: params.queue, count: available });
@@ -281,11 +282,14 @@ export class MemoryJobStore implements JobStore {
   async registerSchedule(params: RegisterScheduleParams): Promise<{ schedule: Schedule; created: boolean }> {
     const { spec, now } = params;
     const before = this.tables.schedules.get(spec.name);
+    const max = params.maxSchedules ?? MAX_SCHEDULES;
+    if (before === undefined && this.tables.schedules.size >= max) throw tooManySchedules(max);
     const schedule: Schedule = {
       ...spec,
       createdAt: before?.createdAt ?? now,
       updatedAt: now,
       revision: (before?.revision ?? 0) + 1,
+      anchoredAt: params.anchoredAt ?? now,
       runCount: before?.runCount ?? 0,
     };
     if (before?.lastRunAt !== undefined) schedule.lastRunAt = before.lastRunAt;

@@ -25,6 +25,10 @@ export class ScheduleTable {
     return this.schedules.get(name);
   }
 
+  get size(): number {
+    return this.schedules.size;
+  }
+
   /** Stores a schedule in place of the one of its name, if any. */
   put(schedule: Schedule): void {
     this.delete(schedule.name);
@@ -106,6 +110,7 @@ export function tickFacts(schedule: Schedule, params: FireTicksParams, enqueued:
       isCountAtLeast: missed.isCountAtLeast,
     });
   }
+  if (params.invalidTick !== undefined) facts.push({ ...base, tick: params.invalidTick, reason: 'invalid_template' });
   if (tick !== undefined && enqueued !== undefined) {
     const { job } = enqueued;
     const fact: ScheduleFact = { ...base, tick: tick.at, jobId: job.id, jobType: job.type, queue: job.queue };

@@ -5,6 +5,7 @@ import {
   type EventFact,
   type ProgressFact,
   type QueueFact,
+  type RateLimitFact,
   type RecordedFact,
   type ScheduleFact,
   type WorkerFact,
@@ -42,7 +43,9 @@ import {
  * - queue (`q`): at, queue, paused (0/1), actor;
  * - schedule (`s`): at, name, expression, timezone (both stored through
  *   factText), tick, job id, job type, queue, run count, skip reason,
- *   missed count, last missed, count at least (0/1).
+ *   missed count, last missed, count at least (0/1);
+ * - rate limit (`r`): at, queue, change (exceeded, released), strategy,
+ *   limit, current, job id.
  *
  * The event log is a stream with one entry per script call that recorded
  * facts: its id is "<position of its first fact>-<number of facts>", its
@@ -176,7 +179,10 @@ const SCHEDULE_FIELDS = [
   'lastMissed',
   'countAtLeast',
 ] as const;
-const SKIP_REASONS = { overlap_skip: true, missed: true } as const;
+const SKIP_REASONS = { overlap_skip: true, missed: true, invalid_template: true } as const;
+const RATE_LIMIT_FIELDS = ['at', 'queue', 'change', 'strategy', 'limit', 'current', 'job'] as const;
+const RATE_LIMIT_CHANGES = { exceeded: true, released: true } as const;
+const RATE_LIMIT_STRATEGIES = { rate: true, concurrency: true } as const;
 
 /** Sets `record[key]` to `value` unless it is undefined (the fact types have optional, not undefined, fields). */
 function assign<T extends object, K extends keyof T>(record: T, key: K, value: T[K] | undefined): void {
@@ -292,6 +298,21 @@ function readScheduleFact(line: string): ScheduleFact {
   return fact;
 }
 
+function readRateLimitFact(line: string): RateLimitFact {
+  const fields = new FactFields(line, 'rate limit fact', RATE_LIMIT_FIELDS);
+  const fact: RateLimitFact = {
+    kind: 'rate_limit',
+    at: fields.int('at'),
+    queue: fields.text('queue'),
+    change: readKeyOf(fields.text('change'), RATE_LIMIT_CHANGES, 'fact change'),
+    strategy: readKeyOf(fields.text('strategy'), RATE_LIMIT_STRATEGIES, 'fact strategy'),
+  };
+  assign(fact, 'limit', fields.optionalInt('limit'));
+  assign(fact, 'current', fields.optionalInt('current'));
+  assign(fact, 'jobId', fields.optionalText('job'));
+  return fact;
+}
+
 /** A fact from its line. */
 export function decodeFact(line: string): EventFact {
   switch (line.slice(0, 2)) {
@@ -305,6 +326,8 @@ export function decodeFact(line: string): EventFact {
       return readQueueFact(line);
     case `s${FIELD_SEPARATOR}`:
       return readScheduleFact(line);
+    case `r${FIELD_SEPARATOR}`:
+      return readRateLimitFact(line);
     default:
       return unexpectedReply('fact kind', line);
   }

@@ -144,6 +144,9 @@ export class FactFollower {
 
   /** The entries after the entry `entryId`, waiting up to blockMs for one (none when it times out). */
   private async readLive(entryId: string): Promise<FactEntries> {
+    // The loop may be past its check when the store closes (a read was in flight): a connection opened after
+    // close() would never be closed, and would keep reconnecting, and the process alive, once Redis is gone.
+    if (this.isClosed) throw closed();
     this.connection ??= this.options.open();
     const { blockMs, pageSize, key } = this.options;
     const reply = await this.connection.call('xread', ['BLOCK', blockMs, 'COUNT', pageSize, 'STREAMS', key, entryId]);

@@ -57,6 +57,22 @@ export class RedisKeys {
   readonly schedules: string;
   /** The names of the schedules that have a next tick, scored by it. */
   readonly scheduleDue: string;
+  /**
+   * Per queue with limits whose jobs were held back (`<rateLimitEvents><queue>`),
+   * the sampling of its rate-limit events (domain rate-limit-events.ts): a
+   * hash, `quiet` (no exceeded before then) and `held` (the open episode's
+   * strategy). Kept while an episode is open; otherwise it expires once its
+   * window has passed. It goes with the queue's limits.
+   */
+  readonly rateLimitEvents: string;
+  /**
+   * Per workflow (`<workflow><id>`), its run: a hash of its state, counters
+   * and times, and each node's progress (workflow-codec.ts). Changed by the
+   * settlements that advance it (lua/lib/workflows.lua).
+   */
+  readonly workflow: string;
+  /** Per workflow (`<workflowPlan><id>`), its plan: a hash written once at creation, never changed (workflow-codec.ts). */
+  readonly workflowPlan: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -86,6 +102,9 @@ export class RedisKeys {
     this.schedule = `${prefix}:schedule:`;
     this.schedules = `${prefix}:schedules`;
     this.scheduleDue = `${prefix}:schedule-due`;
+    this.rateLimitEvents = `${prefix}:rate-limit-events:`;
+    this.workflow = `${prefix}:workflow:`;
+    this.workflowPlan = `${prefix}:workflow-plan:`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -117,6 +136,9 @@ export class RedisKeys {
       this.schedule,
       this.schedules,
       this.scheduleDue,
+      this.rateLimitEvents,
+      this.workflow,
+      this.workflowPlan,
     ];
   }
 

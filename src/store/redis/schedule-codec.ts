@@ -15,7 +15,7 @@ import {
 /**
  * How a schedule is stored (lua/lib/schedules.lua): its spec as JSON (the
  * scripts never read it), and the fields they change (paused, revision,
- * next and last run, run count, times) beside it in its hash.
+ * next and last run, run count, times, anchor) beside it in its hash.
  */
 export function encodeScheduleSpec(spec: ScheduleSpec): string {
   const { isPaused: _isPaused, ...stored } = spec;
@@ -41,6 +41,7 @@ export function decodeSchedule(value: unknown): Schedule | undefined {
     createdAt: readInteger(hash['createdAt'], 'schedule createdAt'),
     updatedAt: readInteger(hash['updatedAt'], 'schedule updatedAt'),
     revision: readInteger(hash['revision'], 'schedule revision'),
+    anchoredAt: readInteger(hash['anchoredAt'], 'schedule anchoredAt'),
     runCount: readInteger(hash['runCount'], 'schedule runCount'),
   };
   const nextRunAt = readOptionalNumberText(hash['nextRunAt'], 'schedule nextRunAt');

@@ -115,12 +115,20 @@ export const LUA_LIBRARIES = [
   'lib/workers.lua',
 ] as const;
 
-/** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 26;
+/**
+ * The workflow rules (the domain's workflow-run.ts in Lua), after the
+ * libraries above. Not yet part of every script: no script advances
+ * workflows yet, and every script runs its whole prelude on every call, so
+ * each kilobyte of library costs every call Redis CPU.
+ */
+export const WORKFLOW_LIBRARY = 'lib/workflows.lua';
 
-/** The text of the libraries every script starts with. */
-export function libraryPrelude(): string {
-  return LUA_LIBRARIES.map((file) => readFileSync(join(LUA_DIR, file), 'utf8')).join('\n');
+/** The number of KEYS every script receives (RedisKeys.scriptKeys). */
+export const SCRIPT_KEY_COUNT = 29;
+
+/** The text of the libraries every script starts with, then `extra` ones. */
+export function libraryPrelude(extra: readonly string[] = []): string {
+  return [...LUA_LIBRARIES, ...extra].map((file) => readFileSync(join(LUA_DIR, file), 'utf8')).join('\n');
 }
 
 /** A script's source: the libraries, then the script itself. */

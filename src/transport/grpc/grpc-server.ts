@@ -8,6 +8,7 @@ import type { Application } from '../../app/application';
 import { DEFAULT_PRINCIPAL_LIMITS, type PrincipalLimits } from '../../domain/principal-limits';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
 import { FramedFetchResponseType } from './fetch-framing';
 import { guardDecoding } from './guarded-decoding';
@@ -16,6 +17,7 @@ import { listenWatchingSessions } from './http2-sessions';
 import { JobServiceHandlers } from './job-service';
 import { limitsMiddleware } from './limits-middleware';
 import { OperatorServiceHandlers } from './operator-service';
+import { ScheduleServiceHandlers } from './schedule-service';
 import { peerIdentityInterceptor } from './peer-identity';
 import { PrincipalUsage } from './principal-usage';
 import { reflectionServices } from './reflection';
@@ -98,8 +100,11 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   server.add(guardDecoding(JobServiceDefinition), new JobServiceHandlers(app));
   const operatorService = new OperatorServiceHandlers(app);
   server.add(guardDecoding(OperatorServiceDefinition), operatorService);
+  server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app));
   server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
-  const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition].map((d) => d.fullName);
+  const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition, ScheduleServiceDefinition].map(
+    (d) => d.fullName,
+  );
   if (options.security?.reflectionAccess !== 'off') {
     for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
       server.add(definition, implementation);

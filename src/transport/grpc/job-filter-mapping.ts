@@ -9,6 +9,7 @@ export function toJobFilterInput(filter: ProtoJobFilter | undefined, field = 'fi
     states: fromProtoJobStates(filter?.states ?? [], `${field}.states`),
     queue: filter?.queue ?? '',
     type: filter?.type ?? '',
+    schedule: filter?.schedule ?? '',
     errorType: filter?.errorType ?? '',
   };
   if (filter?.deadLetter !== undefined) input.deadLetter = filter.deadLetter;

@@ -11,11 +11,11 @@ import {
   type RetryPolicyInput,
 } from '../../domain/retry-policy';
 import { describeUniquePolicy, type UniquePolicyInput } from '../../domain/unique-policy';
-import type {
+import {
   Job as ProtoJob,
-  JobError as ProtoJobError,
-  RetryPolicy as ProtoRetryPolicy,
-  UniquePolicy as ProtoUniquePolicy,
+  type JobError as ProtoJobError,
+  type RetryPolicy as ProtoRetryPolicy,
+  type UniquePolicy as ProtoUniquePolicy,
 } from '../../../gen/ojs/server/v1/job';
 import type { Delivery } from '../../../gen/ojs/server/v1/worker_service';
 import { fromProtoHandlerCode, fromProtoOnExhaustion, toProtoHandlerCode, toProtoJobState, toProtoOnExhaustion } from './enum-mapping';
@@ -24,8 +24,9 @@ import { fromDate, toDate } from './time-mapping';
 /**
  * Reads the producer-settable fields of an envelope; system-managed ones are
  * dropped here. Values are passed on as decoded: the domain checks them.
+ * `path` names the envelope in the request ("jobs[0]", "schedule.template").
  */
-export function toSubmission(job: ProtoJob, index: number): JobSubmission {
+export function toSubmission(job: ProtoJob, path: string): JobSubmission {
   const submission: JobSubmission = {
     specversion: job.specversion,
     id: job.id,
@@ -44,9 +45,47 @@ export function toSubmission(job: ProtoJob, index: number): JobSubmission {
   if (job.meta !== undefined) submission.meta = job.meta;
   if (job.scheduledAt !== undefined) submission.scheduledAt = fromDate(job.scheduledAt)!;
   if (job.expiresAt !== undefined) submission.expiresAt = fromDate(job.expiresAt)!;
-  if (job.retry !== undefined) submission.retry = toRetryInput(job.retry, `jobs[${index}].retry`);
+  if (job.retry !== undefined) submission.retry = toRetryInput(job.retry, `${path}.retry`);
   if (job.unique !== undefined) submission.unique = toUniqueInput(job.unique);
   return submission;
+}
+
+/**
+ * A submission as an envelope again (a schedule's template, as it was
+ * registered): only the producer-settable fields; the rest at their zero.
+ */
+export function toProtoTemplate(submission: JobSubmission): ProtoJob {
+  const { retry, unique } = submission;
+  return ProtoJob.fromPartial({
+    specversion: submission.specversion ?? '',
+    id: submission.id ?? '',
+    type: submission.type,
+    queue: submission.queue ?? '',
+    args: submission.args,
+    meta: submission.meta,
+    priority: submission.priority ?? 0,
+    timeout: submission.timeoutSeconds ?? 0,
+    scheduledAt: toDate(submission.scheduledAt),
+    expiresAt: toDate(submission.expiresAt),
+    visibilityTimeout: submission.visibilityTimeoutSeconds ?? 0,
+    schema: submission.schema ?? '',
+    totalTimeout: submission.totalTimeoutSeconds ?? 0,
+    enqueueTtl: submission.enqueueTtlSeconds ?? 0,
+    gracePeriod: submission.gracePeriodSeconds,
+    heartbeatTimeout: submission.heartbeatTimeoutSeconds ?? 0,
+    retry: retry === undefined ? undefined : { ...retry, onExhaustion: retry.onExhaustion && toProtoOnExhaustion(retry.onExhaustion) },
+    // Copies: the generated envelope's lists are mutable.
+    unique:
+      unique === undefined
+        ? undefined
+        : {
+            ...unique,
+            keys: unique.keys && [...unique.keys],
+            argsKeys: unique.argsKeys && [...unique.argsKeys],
+            metaKeys: unique.metaKeys && [...unique.metaKeys],
+            states: unique.states && [...unique.states],
+          },
+  });
 }
 
 /** A unique policy as sent: empty lists and strings are absent fields (the domain applies the defaults). */

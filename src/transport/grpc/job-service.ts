@@ -21,7 +21,7 @@ export class JobServiceHandlers implements JobServiceImplementation {
   async enqueue(request: EnqueueRequest, context: CallContext) {
     const outcomes = await this.app.jobs.enqueue(
       principalOf(context),
-      request.jobs.map((job, i) => toSubmission(job, i)),
+      request.jobs.map((job, i) => toSubmission(job, `jobs[${i}]`)),
       {
         pending: request.pending,
         trace: traceContextOf(context),

@@ -2,6 +2,7 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import type { Principal, Role } from '../../domain/principal';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
+import { ScheduleServiceDefinition } from '../../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
 import { REFLECTION_METHOD_PATHS } from './reflection';
 
@@ -86,6 +87,15 @@ const OJS_RULES: [string, MethodRule][] = [
     resumeQueue: OPERATORS,
     getQueueStats: READERS,
     setQueueLimits: OPERATORS,
+  }),
+  // A schedule enqueues jobs: who may enqueue may schedule.
+  ...rulesOf(ScheduleServiceDefinition, {
+    registerSchedule: PRODUCERS,
+    getSchedule: JOB_READERS,
+    listSchedules: JOB_READERS,
+    deleteSchedule: PRODUCERS,
+    pauseSchedule: PRODUCERS,
+    resumeSchedule: PRODUCERS,
   }),
 ];
 

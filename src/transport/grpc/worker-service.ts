@@ -4,6 +4,7 @@ import { invalidRequest, OjsError, quote, workerNotFound } from '../../domain/er
 import type { ProgressInput } from '../../domain/progress';
 import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
 import type { WorkerState } from '../../domain/worker';
+import type { BeatMemory } from '../../app/worker-registry';
 import type { SettlementOutcome } from '../../store/job-store';
 import {
   type AckBatchRequest,
@@ -149,7 +150,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
   async *beat(requests: AsyncIterable<BeatRequest>, context: CallContext): AsyncGenerator<BeatResponse> {
     const caller = principalOf(context);
     const outbox = new AsyncQueue<BeatResponse>();
-    const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {} };
+    const stream = { workerId: '', state: 'running' as WorkerState, detach: (): void => {}, memory: {} as BeatMemory };
     const push = (
       state: WorkerState,
       jobs: { cancelled?: string[]; timedOut?: string[]; reclaimed?: string[] } = {},
@@ -173,7 +174,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     const readBeats = async (): Promise<void> => {
       for await (const request of requests) {
         if (stream.workerId === '') {
-          await this.app.workers.owned(caller, request.workerId);
+          stream.memory = await this.app.workers.startBeats(caller, request.workerId);
           stream.workerId = request.workerId;
           stream.detach = this.app.streams.attachBeat(stream.workerId, {
             directed: (state) => push(state),
@@ -187,12 +188,11 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
         }
         const state = fromProtoWorkerState(request.state);
         if (state === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
-        const outcome = await this.app.workers.beat(caller, {
-          workerId: stream.workerId,
-          state,
-          sequence: request.sequence,
-          activeJobIds: request.activeJobIds,
-        });
+        const outcome = await this.app.workers.beat(
+          caller,
+          { workerId: stream.workerId, state, sequence: request.sequence, activeJobIds: request.activeJobIds },
+          stream.memory,
+        );
         push(
           outcome.desiredState,
           { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds, reclaimed: outcome.reclaimedJobIds },

@@ -163,7 +163,7 @@ function pageSizeOf(query: URLSearchParams): number {
   return /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
 }
 
-/** A listing filter from the query: states as a comma-separated list, queue, type, errorType, deadLetter=true|false. */
+/** A listing filter from the query: states as a comma-separated list, queue, type, schedule, errorType, deadLetter=true|false. */
 export function jobFilterOf(query: URLSearchParams): JobFilterInput {
   const states = (query.get('states') ?? '').split(',').filter((state) => state !== '');
   const known: readonly string[] = JOB_STATES;
@@ -175,6 +175,7 @@ export function jobFilterOf(query: URLSearchParams): JobFilterInput {
     states: states as JobState[],
     queue: query.get('queue') ?? '',
     type: query.get('type') ?? '',
+    schedule: query.get('schedule') ?? '',
     errorType: query.get('errorType') ?? '',
     ...(deadLetter === null ? {} : { deadLetter: deadLetter === 'true' }),
   };

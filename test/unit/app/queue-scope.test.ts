@@ -7,7 +7,7 @@ import { AppHarness } from './app-harness';
 /** A tenant limited to the billing queue, and one limited to two queues. */
 const BILLING: Principal = { name: 'billing', roles: new Set(ROLES), queues: new Set(['billing']) };
 const TWO_QUEUES: Principal = { name: 'two', roles: new Set(ROLES), queues: new Set(['billing', 'reports']) };
-const NO_FILTER = { states: [], queue: '', type: '', errorType: '' };
+const NO_FILTER = { states: [], queue: '', type: '', schedule: '', errorType: '' };
 
 describe('a principal limited to some queues', () => {
   let h: AppHarness;

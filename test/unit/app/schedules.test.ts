@@ -127,6 +127,29 @@ describe('Schedules', () => {
     expect((await h.app.schedules.setPaused(ANONYMOUS, 'sync', false)).nextRunAt).toBe(T0 + 65 * SECOND);
   });
 
+  it('ticks @every from the registration that set it: an unchanged re-registration and a pause keep the grid, a new expression moves it', async () => {
+    const registeredAt = T0 + 7_250;
+    h.clock.advance(7_250);
+    const { schedule } = await h.app.schedules.register(ANONYMOUS, input({ expression: '@every 10s', overlap: 'allow' }));
+    expect(schedule).toMatchObject({ anchoredAt: registeredAt, nextRunAt: registeredAt + 10 * SECOND });
+    h.clock.advance(4 * SECOND);
+    const again = await h.app.schedules.register(ANONYMOUS, input({ expression: '@every 10s', overlap: 'allow', description: 'again' }));
+    expect(again.schedule).toMatchObject({ anchoredAt: registeredAt, nextRunAt: registeredAt + 10 * SECOND });
+    h.clock.advance(6 * SECOND);
+    expect(await h.app.schedules.fireDue()).toBe(1);
+    await h.app.schedules.setPaused(ANONYMOUS, 'sync', true);
+    h.clock.advance(33 * SECOND);
+    expect(await h.app.schedules.setPaused(ANONYMOUS, 'sync', false)).toMatchObject({
+      anchoredAt: registeredAt,
+      nextRunAt: registeredAt + 50 * SECOND,
+    });
+    const moved = await h.app.schedules.register(ANONYMOUS, input({ expression: '@every 15s', overlap: 'allow' }));
+    expect(moved.schedule).toMatchObject({ anchoredAt: h.clock.now(), nextRunAt: h.clock.now() + 15 * SECOND });
+    expect((await jobsOf('sync')).map((job) => job.meta['cron_triggered_at'])).toEqual([
+      new Date(registeredAt + 10 * SECOND).toISOString(),
+    ]);
+  });
+
   it('lets a queue-scoped caller see and steer only the schedules of its queues', async () => {
     const scoped: Principal = { ...ANONYMOUS, queues: new Set(['sync']) };
     await h.app.schedules.register(ANONYMOUS, input({ name: 'other', template: { type: 'x', args: [], queue: 'other' } }));

@@ -137,6 +137,50 @@ describe('WorkerRegistry', () => {
     it('answers not_found for a worker that is not registered', async () => {
       await expect(h.beat('nobody')).rejects.toMatchObject({ code: 'not_found' });
     });
+
+    describe('from what its Beat stream remembers', () => {
+      const report = (sequence: number, state: 'running' | 'quiet' = 'running') => ({
+        workerId: 'w1',
+        state,
+        sequence,
+        activeJobIds: [],
+      });
+
+      it('decides each beat without reading the worker again', async () => {
+        const memory = await h.app.workers.startBeats(ANONYMOUS, 'w1');
+        const reads = jest.spyOn(h.store, 'getWorker');
+
+        for (let sequence = 1; sequence <= 3; sequence++) {
+          h.clock.advance(1_000);
+          expect(await h.app.workers.beat(ANONYMOUS, report(sequence), memory)).toMatchObject({ result: 'applied' });
+        }
+        expect(await h.app.workers.beat(ANONYMOUS, report(4, 'quiet'), memory)).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+
+        expect(reads).not.toHaveBeenCalled();
+        expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'quiet', lastBeatAt: h.clock.now(), lastSequence: 4 });
+        expect(memory.fields).toEqual({ state: 'quiet' });
+        expect(h.telemetry.workerTransitions.at(-1)).toEqual({ workerId: 'w1', from: 'running', to: 'quiet' });
+      });
+
+      it('reads the worker again when a directive changed it meanwhile, and answers the directive', async () => {
+        const memory = await h.app.workers.startBeats(ANONYMOUS, 'w1');
+        await h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'quiet');
+
+        expect(await h.app.workers.beat(ANONYMOUS, report(1), memory)).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+        expect(memory.fields).toEqual({ state: 'running', directive: 'quiet' });
+        expect(await h.app.workers.beat(ANONYMOUS, report(2, 'quiet'), memory)).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+
+        expect((await h.app.workers.get('w1')).worker).toMatchObject({ state: 'quiet', directive: undefined });
+      });
+
+      it("answers not_found once the worker is gone, and a stranger's stream never starts", async () => {
+        const memory = await h.app.workers.startBeats(ANONYMOUS, 'w1');
+        await h.app.workers.deregister(ANONYMOUS, 'w1');
+
+        await expect(h.app.workers.beat(ANONYMOUS, report(1), memory)).rejects.toMatchObject({ code: 'not_found' });
+        await expect(h.app.workers.startBeats(ANONYMOUS, 'nobody')).rejects.toMatchObject({ code: 'not_found' });
+      });
+    });
   });
 
   describe('direct', () => {

@@ -1,6 +1,51 @@
+import { createApplication } from '../../../src/app/application';
 import { ANONYMOUS } from '../../../src/domain/principal';
+import type { ClaimParams, ClaimResult } from '../../../src/store/job-store';
+import { MemoryJobStore } from '../../../src/store/memory/memory-job-store';
+import type { StoreSignal } from '../../../src/store/store-signal';
 import { objectContaining } from '../../support/matchers';
+import { Progress } from '../../support/waiting';
 import { AppHarness } from './app-harness';
+
+/**
+ * A memory store whose signals can be lost, as Redis pub/sub messages are
+ * while the subscriber is away: it says it went away, drops what happens
+ * meanwhile, and says it is back. It counts claims.
+ */
+class StoreThatGoesAway extends MemoryJobStore {
+  claims = 0;
+  readonly progress = new Progress();
+  private isAway = false;
+  private readonly subscribers = new Set<(signal: StoreSignal) => void>();
+
+  override subscribe(listener: (signal: StoreSignal) => void): () => void {
+    this.subscribers.add(listener);
+    const unsubscribe = super.subscribe((signal) => {
+      if (!this.isAway) listener(signal);
+    });
+    return () => {
+      this.subscribers.delete(listener);
+      unsubscribe();
+    };
+  }
+
+  override async claim(params: ClaimParams): Promise<ClaimResult> {
+    const result = await super.claim(params);
+    this.claims += 1;
+    this.progress.changed();
+    return result;
+  }
+
+  goAway(): void {
+    this.isAway = true;
+    for (const listener of this.subscribers) listener({ kind: 'availability', isAvailable: false });
+  }
+
+  comeBack(): void {
+    this.isAway = false;
+    for (const listener of this.subscribers) listener({ kind: 'availability', isAvailable: true });
+  }
+}
 
 describe('WorkerStreams', () => {
   let h: AppHarness;
@@ -75,6 +120,61 @@ describe('WorkerStreams', () => {
 
       expect(await next).toEqual({ done: false, value: [objectContaining({ id: job.id, state: 'active' })] });
       await deliveries.return(undefined);
+    });
+
+    it('wakes the streams still open on a queue once others on it have closed', async () => {
+      const ids = ['w1', 'w2', 'w3'];
+      for (const id of ids) await h.register(id);
+      const sessions = await Promise.all(ids.map((id) => h.openFetch(id)));
+      const streams = sessions.map((session) => h.app.streams.deliveries(session));
+      const pending = streams.map((stream) => stream.next());
+      sessions[0]!.end('client_cancelled');
+      sessions[1]!.end('client_cancelled');
+      expect(await pending[0]).toEqual({ done: true, value: undefined });
+      expect(await pending[1]).toEqual({ done: true, value: undefined });
+
+      const job = await h.enqueue();
+
+      expect(await pending[2]).toEqual({ done: false, value: [objectContaining({ id: job.id, state: 'active' })] });
+      await streams[2]!.return(undefined);
+    });
+
+    it('finds the jobs whose signals were lost while the store was away with one stream per queue, not every stream', async () => {
+      const store = new StoreThatGoesAway();
+      const app = createApplication({ ...h.app.context, store });
+      const ids = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+      for (const workerId of ids)
+        await app.workers.register(ANONYMOUS, { workerId, hostname: 'h', pid: 1, queues: ['default'], concurrency: 1, labels: [] });
+      const sessions = await Promise.all(ids.map((workerId) => app.streams.openFetch(ANONYMOUS, workerId, [], 0)));
+      const streams = sessions.map((session) => app.streams.deliveries(session));
+      const delivered: string[][] = [];
+      const record = async (stream: (typeof streams)[number]): Promise<void> => {
+        const next = await stream.next();
+        if (next.done !== true) delivered.push(next.value.map((job) => job.id));
+        store.progress.changed();
+      };
+      const recording = streams.map(record);
+      await store.progress.until(
+        () => store.claims === ids.length,
+        () => `the first claim of every stream (${store.claims})`,
+      );
+      store.goAway();
+      const submission = { type: 'test.job', args: [] };
+      const lost = await app.jobs.enqueue(ANONYMOUS, [submission, submission], { pending: false });
+
+      store.comeBack();
+
+      // The first stream woken takes one job and, full, wakes the next, which takes the other and wakes a third.
+      await store.progress.until(
+        () => delivered.length === 2 && store.claims === ids.length + 3,
+        () => `both jobs delivered (${JSON.stringify(delivered)}) after three claims (${store.claims - ids.length})`,
+      );
+      expect(delivered.flat().toSorted()).toEqual(lost.map((outcome) => outcome.job.id).toSorted());
+      expect(store.claims - ids.length).toBe(3);
+      for (const session of sessions) session.end('client_cancelled');
+      await Promise.all(recording);
+      await Promise.all(streams.map((stream) => stream.return(undefined)));
+      app.streams.stop();
     });
 
     it('claims again for a full worker once it settles a job', async () => {

@@ -201,6 +201,31 @@ describe('the events a fact stands for', () => {
     });
   });
 
+  it('tells rate_limit.exceeded and rate_limit.released as ojs-rate-limiting 11.1 shows them, keyed by queue', () => {
+    const limit = { kind: 'rate_limit', at: AT, queue: 'email', strategy: 'rate' } as const;
+    const [exceeded] = events({ ...limit, change: 'exceeded', limit: 10, current: 10 });
+    expect(exceeded).toEqual({
+      id: 'evt_1780000000000001.0',
+      type: 'rate_limit.exceeded',
+      source: 'ojs://billing/scheduler',
+      time: AT,
+      subject: 'queue:email',
+      data: { key: 'queue:email', strategy: 'rate', limit: 10, current: 10 },
+      queue: 'email',
+    });
+    const [released] = events({ ...limit, strategy: 'concurrency', change: 'released', jobId: 'j7' });
+    expect(released).toMatchObject({
+      type: 'rate_limit.released',
+      source: 'ojs://billing/scheduler',
+      jobId: 'j7',
+      data: { key: 'queue:email', strategy: 'concurrency', job_id: 'j7' },
+    });
+    // Released by clearing the limits: no job started it, an operator did.
+    const [cleared] = events({ ...limit, change: 'released' });
+    expect(cleared).toMatchObject({ source: 'ojs://billing/api', data: { key: 'queue:email', strategy: 'rate' } });
+    expect(cleared!.jobId).toBeUndefined();
+  });
+
   it('makes live heartbeat events from a beat: the worker, then each job whose lease it renewed', () => {
     const lease = { jobId: 'j1', jobType: 'email.send', queue: 'email', attempt: 2, visibleUntil: AT + 60_000 };
     const live = heartbeatEvents({ at: AT, workerId: 'w1', state: 'running', jobs: [lease] }, 'billing');

@@ -2,7 +2,7 @@ import { CronerCalendar } from '../../../lib/cron-calendar';
 import { sha256Hex } from '../../../lib/sha256';
 import { OjsError } from '../../../src/domain/errors';
 import { jobIdProblem } from '../../../src/domain/identifiers';
-import { resolveScheduleSpec, type Schedule, type ScheduleInput } from '../../../src/domain/schedule';
+import { resolveScheduleSpec, scheduleAnchor, type CronCalendar, type Schedule, type ScheduleInput } from '../../../src/domain/schedule';
 import { planTicks, tickJobId, tickSubmission, UNFINISHED_STATES } from '../../../src/domain/schedule-tick';
 
 const calendar = new CronerCalendar();
@@ -21,6 +21,7 @@ function schedule(overrides: Partial<Schedule> = {}): Schedule {
     createdAt: 0,
     updatedAt: 0,
     revision: 1,
+    anchoredAt: 0,
     nextRunAt: at('2026-01-01T00:00:01Z'),
     runCount: 0,
     ...overrides,
@@ -62,6 +63,51 @@ describe('planTicks', () => {
     expect(plan?.tick).toBe(at('2026-01-02T00:00:00Z'));
     expect(plan?.missed).toMatchObject({ first: at('2026-01-01T00:00:01Z'), count: 1_000, isCountAtLeast: true });
     expect(plan?.nextRunAt).toBe(at('2026-01-02T00:00:01Z'));
+  });
+});
+
+describe('planTicks of an interval expression (@every)', () => {
+  const anchoredAt = at('2026-01-01T00:00:00.250Z');
+  const every = (overrides: Partial<Schedule> = {}): Schedule =>
+    schedule({ expression: '@every 1s', anchoredAt, nextRunAt: anchoredAt + 1_000, ...overrides });
+  /** The real calendar, counting the occurrences asked of it. */
+  const counting = (): CronCalendar & { calls: number } => ({
+    calls: 0,
+    problem: (expression, timezone) => calendar.problem(expression, timezone),
+    nextAfter(expression, timezone, after, anchor) {
+      this.calls += 1;
+      return calendar.nextAfter(expression, timezone, after, anchor);
+    },
+    intervalMs: (expression) => calendar.intervalMs(expression),
+  });
+
+  it('after a year-long gap fires the latest grid tick once, counting every missed one, without walking them', () => {
+    const counted = counting();
+    const now = at('2027-01-01T00:00:00.900Z');
+    expect(planTicks(every(), now, counted, 5_000)).toEqual({
+      tick: at('2027-01-01T00:00:00.250Z'),
+      missed: { first: anchoredAt + 1_000, last: at('2026-12-31T23:59:59.250Z'), count: 365 * 86_400 - 1, isCountAtLeast: false },
+      nextRunAt: at('2027-01-01T00:00:01.250Z'),
+    });
+    expect(counted.calls).toBe(1);
+  });
+
+  it('fires the due tick alone on time, and under skip passes over a latest tick later than the grace, counting it', () => {
+    expect(planTicks(every(), anchoredAt + 1_000, calendar, 5_000)).toEqual({ tick: anchoredAt + 1_000, nextRunAt: anchoredAt + 2_000 });
+    const hourly = every({ expression: '@every 1h', nextRunAt: anchoredAt + 3_600_000, missedTicks: 'skip' });
+    expect(planTicks(hourly, anchoredAt + 3 * 3_600_000 + 60_000, calendar, 5_000)).toEqual({
+      missed: { first: anchoredAt + 3_600_000, last: anchoredAt + 3 * 3_600_000, count: 3, isCountAtLeast: false },
+      nextRunAt: anchoredAt + 4 * 3_600_000,
+    });
+  });
+});
+
+describe('scheduleAnchor', () => {
+  it('keeps the anchor of an unchanged expression and re-anchors a new one at now', () => {
+    const before = { expression: '@every 90m', anchoredAt: 1_000 };
+    expect(scheduleAnchor(before, '@every 90m', 5_000)).toBe(1_000);
+    expect(scheduleAnchor(before, '@every 1h30m', 5_000)).toBe(5_000);
+    expect(scheduleAnchor(undefined, '@every 90m', 5_000)).toBe(5_000);
   });
 });
 

@@ -1,15 +1,15 @@
-import { CronerCalendar } from '../../../lib/cron-calendar';
+import { CronerCalendar, EVERY_MAX_MS } from '../../../lib/cron-calendar';
 
 const calendar = new CronerCalendar();
 const NY = 'America/New_York';
 const iso = (at: number | undefined): string | undefined => (at === undefined ? undefined : new Date(at).toISOString());
 
-/** The first `n` occurrences after `from`. */
-function occurrences(expression: string, timezone: string, from: string, n: number): (string | undefined)[] {
+/** The first `n` occurrences after `from` (an interval expression's anchored at `anchor`, by default `from`). */
+function occurrences(expression: string, timezone: string, from: string, n: number, anchor = from): (string | undefined)[] {
   const found: (string | undefined)[] = [];
   let at = Date.parse(from);
   for (let i = 0; i < n; i++) {
-    const next = calendar.nextAfter(expression, timezone, at);
+    const next = calendar.nextAfter(expression, timezone, at, Date.parse(anchor));
     found.push(iso(next));
     if (next === undefined) break;
     at = next;
@@ -64,6 +64,55 @@ describe('CronerCalendar', () => {
     ['* * * * * * *', 'cron'],
   ])('refuses the expression %j under the field cron', (expression, field) => {
     expect(calendar.problem(expression, 'UTC')?.field).toBe(field);
+  });
+
+  it('ticks @every duration from its anchor, not on clock multiples, in any zone, across a fall-back (ojs-cron 4.1)', () => {
+    const anchor = '2026-01-01T00:07:13.250Z';
+    expect(occurrences('@every 90m', 'UTC', anchor, 3)).toEqual([
+      '2026-01-01T01:37:13.250Z',
+      '2026-01-01T03:07:13.250Z',
+      '2026-01-01T04:37:13.250Z',
+    ]);
+    // From any time: the first tick of the anchor's grid after it, never the anchor itself.
+    expect(occurrences('@every 1h30m', NY, '2026-01-01T03:07:13.250Z', 1, anchor)).toEqual(['2026-01-01T04:37:13.250Z']);
+    expect(occurrences('@every 45s', 'UTC', '2025-12-31T00:00:00Z', 1, anchor)).toEqual(['2026-01-01T00:07:58.250Z']);
+    expect(occurrences('@every 2h45m30s', 'UTC', anchor, 1)).toEqual(['2026-01-01T02:52:43.250Z']);
+    // New York falls back on 2026-11-01: an interval keeps its spacing in absolute time.
+    expect(occurrences('@every 1h', NY, '2026-11-01T04:30:00Z', 3)).toEqual([
+      '2026-11-01T05:30:00.000Z',
+      '2026-11-01T06:30:00.000Z',
+      '2026-11-01T07:30:00.000Z',
+    ]);
+  });
+
+  it('knows the interval of @every and of nothing else', () => {
+    expect(calendar.intervalMs('@every 1h30m')).toBe(90 * 60_000);
+    expect(calendar.intervalMs('@every 1.5s')).toBe(1_500);
+    expect(calendar.intervalMs('@every 8784h')).toBe(EVERY_MAX_MS);
+    expect(calendar.intervalMs('@hourly')).toBeUndefined();
+    expect(calendar.intervalMs('*/5 * * * * *')).toBeUndefined();
+    expect(calendar.intervalMs('@every 500ms')).toBeUndefined();
+  });
+
+  it.each([
+    ['@every 500ms', 'at least 1s: schedules are evaluated at most once a second (ojs-cron 7.3)'],
+    ['@every 0s', 'at least 1s'],
+    ['@every x', 'takes a duration such as 30m'],
+    ['@every', 'takes a duration such as 30m'],
+    ['@every 1h 30m', 'takes a duration such as 30m'],
+    ['@every 5d', 'takes a duration such as 30m'],
+    ['@every 1.0005s', 'in whole milliseconds'],
+    ['@every 8784h1ms', 'at most 366 days'],
+    ['@every 9999999999999999999999h', 'at most 366 days'],
+  ])('refuses the interval %j, saying why', (expression, why) => {
+    const problem = calendar.problem(expression, 'UTC');
+    expect(problem?.field).toBe('cron');
+    expect(problem?.description).toContain(why);
+  });
+
+  it('validates the zone of an interval expression too', () => {
+    expect(calendar.problem('@every 30m', 'America/Chicago')).toBeUndefined();
+    expect(calendar.problem('@every 30m', 'EST')?.field).toBe('timezone');
   });
 
   it.each(['+05:00', 'UTC+5', 'EST', 'Etc/GMT+5', 'Mars/Olympus_Mons'])('refuses the zone %j', (zone) => {

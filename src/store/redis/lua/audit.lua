@@ -18,7 +18,8 @@
   beat, and by id); held sets belong to registered workers and list only
   jobs active under their lease, never more than the worker's concurrency.
   Throughput minutes hold only their three counts and expire within their
-  lifetime; the event log holds about its length of facts at most (lib
+  lifetime; rate-limit event sampling belongs to a queue with limits, and
+  expires unless an episode is open; the event log holds about its length of facts at most (lib
   trimStep, and approximate trimming keeps up to one stream node more), and
   its last position is at least that of its newest fact.
   Allowed, because scripts drop them lazily on the way: an active job
@@ -54,8 +55,12 @@ local FAMILIES = {
   { name = 'held', prefix = K.held, type = 'set' }, { name = 'listing', prefix = K.listing, type = 'zset' },
   { name = 'stats', prefix = K.stats, type = 'hash' }, { name = 'starts', prefix = K.starts, type = 'zset' },
   { name = 'unique', prefix = K.unique, type = 'string' }, { name = 'schedule', prefix = K.schedule, type = 'hash' },
+  { name = 'rateLimitEvents', prefix = K.rateLimitEvents, type = 'hash' },
 }
-local found = { job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {}, schedule = {} }
+local found = {
+  job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {}, schedule = {},
+  rateLimitEvents = {},
+}
 
 local function checkType(key, expected)
   local actual = redis.call('TYPE', key).ok
@@ -275,6 +280,24 @@ for queue in pairs(found.starts) do
   if not rate then problem('queue ' .. queue .. ' keeps a start log but has no rate') end
 end
 --[[
+  Rate-limit event sampling (claim.lua) belongs to a queue with limits and
+  holds a quiet time and, during an episode, its strategy; it is kept while
+  an episode is open (its released is still to come) and expires otherwise.
+]]
+for queue in pairs(found.rateLimitEvents) do
+  local key = K.rateLimitEvents .. queue
+  local fields = hashOf(key)
+  local quiet, held = fields.quiet, fields.held
+  fields.quiet, fields.held = nil, nil
+  local ttl = redis.call('PTTL', key)
+  if not limits[queue] then problem('queue ' .. queue .. ' keeps rate-limit event sampling but has no limits') end
+  if not (quiet and string.match(quiet, '^%d+$')) or (held and held ~= 'rate' and held ~= 'concurrency') or next(fields) then
+    problem('the rate-limit event sampling of queue ' .. queue .. ' is ' .. cjson.encode(hashOf(key)))
+  end
+  if held and ttl ~= -1 then problem('the rate-limit event sampling of queue ' .. queue .. ' expires during an episode') end
+  if not held and ttl == -1 then problem('the rate-limit event sampling of queue ' .. queue .. ' never expires') end
+end
+--[[
   Uniqueness keys: each names a job that has this key and is in one of its
   policy's states (or active: claims leave keys alone, the job's next change
   releases it). A job in its counted states whose policy has no period (a key
@@ -334,7 +357,7 @@ do
   local names, due = scoresOf(K.schedules), scoresOf(K.scheduleDue)
   for name in pairs(found.schedule) do
     local schedule = hashOf(K.schedule .. name)
-    for _, field in ipairs({ 'spec', 'expression', 'timezone', 'paused', 'createdAt', 'updatedAt', 'revision', 'runCount' }) do
+    for _, field in ipairs({ 'spec', 'expression', 'timezone', 'paused', 'createdAt', 'updatedAt', 'anchoredAt', 'revision', 'runCount' }) do
       if schedule[field] == nil then problem('schedule ' .. name .. ' has no ' .. field .. ' field') end
     end
     if names[name] ~= 0 then problem('schedule ' .. name .. ' is not in the schedule names at score 0') end

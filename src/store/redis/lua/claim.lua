@@ -31,6 +31,16 @@
         but ran first) claims at that start instead, so that logs only grow
         forward and one claim's trim never drops a start a later-running
         claim still counts (domain claimTime).
+        Rate-limit events (domain rate-limit-events.ts), sampled through the
+        queue's key under the rate-limit event prefix (`quiet`, `held`): a
+        queue whose limits left no slot while its ready queue held jobs and
+        the claim wanted more records rate_limit.exceeded (the limit that
+        holds: the rate when its window is full, else max active), unless an
+        episode is open (`held`) or it is before `quiet`; then the key holds
+        `held` = the strategy and `quiet` = now + the window, without expiry.
+        The first job of a queue with an open episode that the claim starts
+        records rate_limit.released (before the job's own fact); `held` goes
+        and the key expires a window after `quiet`.
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
@@ -71,6 +81,11 @@ end
 -- Per queue, the jobs this claim took (its counts hash moves at finish).
 local takenFrom = {}
 
+-- The queue's active jobs, this claim's included.
+local function activeOf(queue)
+  return tonumber(redis.call('HGET', K.counts .. queue, 'active') or 0) + (takenFrom[queue] or 0)
+end
+
 --[[
   How many of the queue's jobs may start now under its limits (`text` as
   the limits hash holds it; math.huge without), whether it has a rate, and
@@ -81,10 +96,7 @@ local function allowance(queue, text)
   if not text then return math.huge, false end
   local maxActive, rate, period = string.match(text, '^(%d*),(%d*),(%d*)$')
   local slots = math.huge
-  if maxActive ~= '' then
-    local active = tonumber(redis.call('HGET', K.counts .. queue, 'active') or 0) + (takenFrom[queue] or 0)
-    slots = math.max(0, tonumber(maxActive) - active)
-  end
+  if maxActive ~= '' then slots = math.max(0, tonumber(maxActive) - activeOf(queue)) end
   if rate == '' then return slots, false end
   local log, limit = K.starts .. queue, tonumber(rate)
   redis.call('ZREMRANGEBYSCORE', log, '-inf', now - tonumber(period))
@@ -92,6 +104,59 @@ local function allowance(queue, text)
   if counted < limit then return math.min(slots, limit - counted), true end
   local oldest = redis.call('ZRANGE', log, counted - limit, counted - limit, 'WITHSCORES')[2]
   return 0, true, tonumber(oldest) + tonumber(period)
+end
+
+--[[ Rate-limit events: per queue, its sampling key as read once ({quiet, held}). ]]
+local sampling = {}
+local function samplingOf(queue)
+  local found = sampling[queue]
+  if not found then
+    local f = redis.call('HMGET', K.rateLimitEvents .. queue, 'quiet', 'held')
+    found = { quiet = tonumber(f[1]), held = f[2] or nil }
+    sampling[queue] = found
+  end
+  return found
+end
+
+-- The sampling window of limits whose rate period is `period` ('' for none; domain limitEventWindowMs).
+local function eventWindow(period)
+  return math.max(tonumber(period) or 0, RATE_LIMIT_EVENT_MIN_WINDOW_MS)
+end
+
+-- Job `id` of the queue (limits `text`) starts: it ends the queue's open episode, if any.
+local function releaseHold(queue, text, id)
+  local found = samplingOf(queue)
+  if not found.held then return end
+  rateLimitFact(queue, 'released', found.held, now, nil, nil, id)
+  local key = K.rateLimitEvents .. queue
+  redis.call('HDEL', key, 'held')
+  -- A window longer than needed: the replicas' clocks differ a little.
+  local period = select(3, string.match(text, '^(%d*),(%d*),(%d*)$'))
+  redis.call('PEXPIRE', key, math.max(0, (found.quiet or now) - now) + eventWindow(period))
+  found.held = nil
+end
+
+--[[
+  The queue (limits `text`) left no slot while jobs waited and the claim
+  wanted more: the limit that holds (domain limitHold) is told, unless its
+  episode is open or its window has not passed (domain sampleHold).
+]]
+local function holdBack(queue, text)
+  local maxActive, rate, period = string.match(text, '^(%d*),(%d*),(%d*)$')
+  local strategy, limit, current
+  local counted = rate ~= '' and redis.call('ZCARD', K.starts .. queue) or 0
+  if rate ~= '' and counted >= tonumber(rate) then
+    strategy, limit, current = 'rate', rate, counted
+  elseif maxActive ~= '' and activeOf(queue) >= tonumber(maxActive) then
+    strategy, limit, current = 'concurrency', maxActive, activeOf(queue)
+  end
+  local found = samplingOf(queue)
+  if not strategy or found.held or (found.quiet and now < found.quiet) then return end
+  found.quiet, found.held = now + eventWindow(period), strategy
+  local key = K.rateLimitEvents .. queue
+  redis.call('HSET', key, 'quiet', int(found.quiet), 'held', strategy)
+  redis.call('PERSIST', key)
+  rateLimitFact(queue, 'exceeded', strategy, now, limit, current, nil)
 end
 
 local held = K.held .. workerId
@@ -126,6 +191,7 @@ local heldBack = {}
 for q, queue in ipairs(queues) do
   local ready = K.ready .. queue
   local slots, hasRate = allowance(queue, limitTexts[q])
+  local isReleaseChecked = not limitTexts[q]
   while #claimed < limit and not isFull and slots > 0 do
     local popped = redis.call('ZPOPMIN', ready, math.min(limit - #claimed, slots))
     if #popped == 0 then break end
@@ -144,6 +210,10 @@ for q, queue in ipairs(queues) do
             zadd(ready, score, id)
           else
             bytes = bytes + size
+            if not isReleaseChecked then
+              isReleaseChecked = true
+              releaseHold(queue, limitTexts[q], id)
+            end
             take(id, f, queue, deadline)
             takenFrom[queue] = (takenFrom[queue] or 0) + 1
             slots = slots - 1
@@ -154,13 +224,16 @@ for q, queue in ipairs(queues) do
     end
   end
   if isFull then break end
-  -- Jobs wait for the rate window: say when it reopens, so that someone wakes then.
-  if slots == 0 and hasRate and redis.call('ZCARD', ready) > 0 then
-    local _, _, opensAt = allowance(queue, limitTexts[q])
+  if slots == 0 and redis.call('ZCARD', ready) > 0 then
+    -- Jobs wait for the rate window: say when it reopens, so that someone wakes then.
+    local opensAt
+    if hasRate then opensAt = select(3, allowance(queue, limitTexts[q])) end
     if opensAt then
       heldBack[#heldBack + 1] = queue
       heldBack[#heldBack + 1] = int(opensAt)
     end
+    -- Only a claim that wanted more of the queue's jobs was held back by its limits.
+    if #claimed < limit then holdBack(queue, limitTexts[q]) end
   end
 end
 finish()

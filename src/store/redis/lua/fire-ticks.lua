@@ -7,12 +7,14 @@
         cancelled); the schedule's next tick moves on; a job stored sets
         lastRunAt to the tick and counts a run. Facts: the missed ticks
         skipped (reason missed), then the tick triggered, or skipped for
-        the unfinished job that stood in (reason overlap_skip).
+        the unfinished job that stood in (reason overlap_skip), or the tick
+        whose template no longer makes a job (reason invalid_template).
   ARGV: 1 now, 2 name, 3 revision, 4 expected next tick, 5 next tick ('' for
         none), 6 the tick that fires ('' for none), 7 the first missed tick,
         8 how many, 9 the last counted, 10 whether more passed (0/1) (all ''
-        without missed ticks), 11 job count (1 with a tick, else 0),
-        12 stride (NEW_JOB_STRIDE), then the job's fields.
+        without missed ticks), 11 the tick whose template makes no job
+        (''), 12 job count (1 with a tick, else 0), 13 stride
+        (NEW_JOB_STRIDE), then the job's fields.
   Returns: {'stale'} (changed nothing) | {'ok', schedule hash, {outcome}}
          | {'duplicate', id} | {'unique', 0, holder id, holder state, key}.
   Atomic: every argument is checked, and the schedule compared, before the
@@ -32,8 +34,10 @@ if (missedFirst ~= nil) ~= (missedCount ~= nil) or (missedFirst ~= nil) ~= (miss
   refuse(7, 'missed ticks need their first, count, last and whether more passed')
 end
 if missedAtLeast and missedAtLeast ~= '0' and missedAtLeast ~= '1' then refuse(10, 'is not 0 or 1') end
-local n, first = argBatch(11, NEW_JOB_STRIDE)
-if (n == 1) ~= (tick ~= nil) then refuse(11, 'must be 1 with a tick and 0 without') end
+local invalidTick = argOptionalTime(11)
+local n, first = argBatch(12, NEW_JOB_STRIDE)
+if (n == 1) ~= (tick ~= nil) then refuse(12, 'must be 1 with a tick and 0 without') end
+if invalidTick and tick then refuse(11, 'a tick either fires a job or has an invalid template') end
 local jobs, taken = argNewJobs(n, first)
 local key = K.schedule .. name
 local seen = redis.call('HMGET', key, 'revision', 'nextRunAt', 'paused')
@@ -46,6 +50,7 @@ setNextRun(name, nextRunAt)
 if missedFirst then
   scheduleFact(name, now, missedFirst, { reason = 'missed', missedCount = missedCount, lastMissed = missedLast, atLeast = missedAtLeast })
 end
+if invalidTick then scheduleFact(name, now, invalidTick, { reason = 'invalid_template' }) end
 local job = jobs[1]
 if job and job.existing then
   local held = redis.call('HMGET', K.job .. job.existing, 'type', 'queue')

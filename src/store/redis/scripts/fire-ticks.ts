@@ -22,6 +22,7 @@ export const fireTicksScript = declareScript({
         arg.optionalInt(params.missed?.count, 'missed count'),
         arg.optionalInt(params.missed?.last, 'last missed tick'),
         params.missed === undefined ? '' : arg.flag(params.missed.isCountAtLeast),
+        arg.optionalInt(params.invalidTick, 'invalid tick'),
       ],
       NEW_JOB_FIELDS,
       params.tick === undefined ? [] : [params.tick.job],

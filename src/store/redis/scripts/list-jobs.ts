@@ -33,6 +33,7 @@ export const listJobsScript = declareScript({
         arg.optionalInt(filter.createdBefore, 'createdBefore'),
         arg.optionalInt(filter.finishedAfter, 'finishedAfter'),
         arg.optionalInt(filter.finishedBefore, 'finishedBefore'),
+        arg.text(filter.schedule ?? '', 'schedule'),
       ],
       ['state'],
       filter.states,

@@ -1,5 +1,7 @@
 import { decodeTransition, factText } from '../fact-codec';
 import type { Job } from '../../../domain/job';
+import { scheduleNameProblem } from '../../../domain/schedule';
+import { CRON_NAME_META } from '../../../domain/schedule-tick';
 import { deadlineFields, encodeBody } from '../job-codec';
 import { uniqueUntil } from '../../../domain/unique-policy';
 import type { EnqueueOutcome } from '../../job-store';
@@ -30,6 +32,7 @@ export const NEW_JOB_FIELDS = [
   'uniqueUntil',
   'uniquePeriod',
   'uniqueConflict',
+  'cron',
 ] as const;
 
 /**
@@ -40,6 +43,8 @@ export function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], 
   const { discardAt, ttlAt, totalAt } = deadlineFields(job);
   // Copied out of the body so that scripts record it in the job's facts without reading JSON.
   const traceparent = job.meta['traceparent'];
+  // Copied for the same reason, so that a listing can select a schedule's jobs (JobFilter.schedule).
+  const cronName = job.meta[CRON_NAME_META];
   return {
     id: arg.id(job.id, 'job id'),
     queue: arg.id(job.queue, 'job queue'),
@@ -58,6 +63,7 @@ export function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], 
     traceparent: typeof traceparent === 'string' ? factText(traceparent) : '',
     body: encodeBody(job),
     ...uniqueFields(job),
+    cron: typeof cronName === 'string' && scheduleNameProblem(cronName) === undefined ? cronName : '',
   };
 }
 

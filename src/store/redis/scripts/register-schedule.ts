@@ -1,4 +1,4 @@
-import type { Schedule } from '../../../domain/schedule';
+import { MAX_SCHEDULES, tooManySchedules, type Schedule } from '../../../domain/schedule';
 import type { RegisterScheduleParams } from '../../job-store';
 import { factText } from '../fact-codec';
 import { readArray, readInteger } from '../reply';
@@ -16,9 +16,12 @@ export const registerScheduleScript = declareScript({
     arg.optionalInt(params.nextRunAt, 'next run'),
     arg.id(factText(params.spec.expression), 'expression'),
     arg.id(factText(params.spec.timezone), 'timezone'),
+    arg.int(params.maxSchedules ?? MAX_SCHEDULES, 'max schedules'),
+    arg.int(params.anchoredAt ?? params.now, 'anchored at'),
   ],
-  decode(reply): { schedule: Schedule; created: boolean } {
+  decode(reply, params): { schedule: Schedule; created: boolean } {
     const [created, hash] = readArray(reply, 'register schedule');
+    if (created === 'full') throw tooManySchedules(params.maxSchedules ?? MAX_SCHEDULES);
     return { schedule: readSchedule(hash), created: readInteger(created, 'schedule created') === 1 };
   },
 });

@@ -7,8 +7,10 @@
   before the shared helpers: job states and the transitions the state machine
   allows (job-state-machine.ts), which states are terminal or waiting,
   worker states (worker.ts), the bounds and formats the scripts check
-  their arguments against, the unit of queue throughput, and the numbers
-  of listings (job-query.ts) and of the event log (event-facts.ts).
+  their arguments against, the unit of queue throughput, the numbers
+  of listings (job-query.ts) and of the event log (event-facts.ts), and
+  the workflow lifecycle and node statuses (workflow-state-machine.ts,
+  workflow-run.ts).
 ]]
 
 -- Every job state, in the domain's order.
@@ -51,6 +53,8 @@ local MAX_ACTIVE_LIMIT = 1000000
 local MAX_RATE_LIMIT = 100000
 local MIN_RATE_PERIOD_MS = 1
 local MAX_RATE_PERIOD_MS = 86400000
+-- The shortest window of rate-limit event sampling (rate-limit-events.ts).
+local RATE_LIMIT_EVENT_MIN_WINDOW_MS = 1000
 
 -- Queue throughput is counted per minute, and reported for this many minutes (throughput.ts).
 local MINUTE_MS = 60000
@@ -68,3 +72,16 @@ local RUN_RANK_END = 4400245534359552
 -- (event-facts.ts firstLogPosition).
 local LOG_POSITIONS_PER_MS = 1000
 local LOG_START_MAX_MS = 7000000000000
+
+-- NEXT_WORKFLOW_STATES[from][to] is true when the workflow lifecycle allows from -> to (workflow-state-machine.ts).
+local NEXT_WORKFLOW_STATES = {
+  pending = { running = true, cancelled = true },
+  running = { completed = true, failed = true, cancelled = true },
+  completed = {},
+  failed = {},
+  cancelled = {},
+}
+local TERMINAL_WORKFLOW = { completed = true, failed = true, cancelled = true }
+-- Workflow node statuses (workflow-run.ts) that are settled, and those its dependents count as a failure.
+local NODE_SETTLED = { succeeded = true, failed = true, cancelled = true, skipped = true }
+local NODE_FAILURE = { failed = true, cancelled = true }

@@ -23,6 +23,8 @@
    23 uniqueness key prefix (per key, the id of the job holding it)
    24 schedule prefix (per name, its hash)                 25 schedule names zset (score 0: by name)
    26 due schedules zset (by next tick)
+   27 rate-limit event sampling prefix (per queue with limits whose jobs were held back)
+   28 workflow run prefix (per workflow, its progress)     29 workflow plan prefix (per workflow, its plan)
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -40,6 +42,7 @@ local K = {
   held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
   paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
   limits = KEYS[21], starts = KEYS[22], unique = KEYS[23], schedule = KEYS[24], schedules = KEYS[25], scheduleDue = KEYS[26],
+  rateLimitEvents = KEYS[27], workflow = KEYS[28], workflowPlan = KEYS[29],
 }
 
 --[[
@@ -377,6 +380,12 @@ end
 -- A queue was paused or resumed (`actor` stored as fact text).
 local function queueFact(queue, paused, actor, now)
   record(factLine('q', { now, queue, paused and '1' or '0', actor }, 4))
+end
+
+-- A queue's limits held its jobs back ('exceeded': with the limit and where it
+-- stood) or let them start again ('released': with the first job then started, if any).
+local function rateLimitFact(queue, change, strategy, now, limit, current, jobId)
+  record(factLine('r', { now, queue, change, strategy, limit, current, jobId }, 7))
 end
 
 --[[

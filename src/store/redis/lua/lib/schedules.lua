@@ -1,8 +1,8 @@
 --[[
   Cron schedules: a hash per schedule (K.schedule .. name: spec JSON,
   expression and timezone as fact text (for its facts: scripts never read
-  the JSON), paused '0'/'1', createdAt, updatedAt, revision, runCount, and
-  nextRunAt, lastRunAt when set; schedule-codec.ts), its name in K.schedules (score 0),
+  the JSON), paused '0'/'1', createdAt, updatedAt, revision, anchoredAt,
+  runCount, and nextRunAt, lastRunAt when set; schedule-codec.ts), its name in K.schedules (score 0),
   and, while it has a next tick, its name in K.scheduleDue scored by it.
 ]]
 

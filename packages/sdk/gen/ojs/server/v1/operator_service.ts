@@ -234,7 +234,11 @@ export interface JobFilter {
   createdAfter: Date | undefined;
   createdBefore: Date | undefined;
   finishedAfter: Date | undefined;
-  finishedBefore: Date | undefined;
+  finishedBefore:
+    | Date
+    | undefined;
+  /** Jobs a cron schedule made (meta.cron_name, ScheduleService). */
+  schedule: string;
 }
 
 export interface ListJobsRequest {
@@ -1801,6 +1805,7 @@ function createBaseJobFilter(): JobFilter {
     createdBefore: undefined,
     finishedAfter: undefined,
     finishedBefore: undefined,
+    schedule: "",
   };
 }
 
@@ -1836,6 +1841,9 @@ export const JobFilter: MessageFns<JobFilter> = {
     }
     if (message.finishedBefore !== undefined) {
       Timestamp.encode(toTimestamp(message.finishedBefore), writer.uint32(74).fork()).join();
+    }
+    if (message.schedule !== "") {
+      writer.uint32(82).string(message.schedule);
     }
     return writer;
   },
@@ -1935,6 +1943,14 @@ export const JobFilter: MessageFns<JobFilter> = {
             message.finishedBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.schedule = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1961,6 +1977,7 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.createdBefore = object.createdBefore ?? undefined;
     message.finishedAfter = object.finishedAfter ?? undefined;
     message.finishedBefore = object.finishedBefore ?? undefined;
+    message.schedule = object.schedule ?? "";
     return message;
   },
 };

@@ -1,0 +1,58 @@
+import { RedisServerProcess } from '../tools/redis-server';
+import { ServerProcess } from '../tools/server-process';
+import { cleanUp, WAIT_MS } from './deadline';
+
+/**
+ * The processes this run started that may still run, each with how to kill
+ * it: a cleanup that passed its deadline moves on without them, and the
+ * run kills them by PID before it exits, so that none outlives it.
+ */
+const leftovers = new Set<() => Promise<void>>();
+
+/** Keeps `kill` for the end of the run until the returned function is called (the process has stopped). */
+export function track(kill: () => Promise<void>): () => void {
+  leftovers.add(kill);
+  return () => leftovers.delete(kill);
+}
+
+/** Kills (SIGKILL, by PID) every process started and not seen to stop. */
+export async function killLeftovers(): Promise<void> {
+  await Promise.all([...leftovers].map((kill) => kill()));
+  leftovers.clear();
+}
+
+/** Runs `use` with a server process of its own, stopped (killed if it will not stop) whatever happens. */
+export async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
+  const server = await ServerProcess.start(env);
+  const untrack = track(() => server.kill());
+  try {
+    return await use(server);
+  } finally {
+    await cleanUp(
+      'the server process stopping',
+      WAIT_MS,
+      server.stop().catch(() => server.kill()),
+    );
+    if (!server.isRunning) untrack();
+  }
+}
+
+export const withServer = <T>(env: Record<string, string>, use: (address: string) => Promise<T>): Promise<T> =>
+  withServerProcess(env, (server) => use(server.address));
+
+/** Runs `use` with a redis-server of its own, destroyed whatever happens. */
+export async function withRedis(use: (redis: RedisServerProcess) => Promise<void>): Promise<void> {
+  const redis = await RedisServerProcess.start();
+  const untrack = track(() => redis.stop('SIGKILL'));
+  try {
+    await use(redis);
+  } finally {
+    await cleanUp('redis-server stopping', WAIT_MS, redis.destroy());
+    if (redis.pid === undefined) untrack();
+  }
+}
+
+/** The environment of a server process on the Redis store at `port`. */
+export function redisEnv(port: number): Record<string, string> {
+  return { OJS_BACKEND: 'redis', REDIS_URL: `redis://127.0.0.1:${port}` };
+}

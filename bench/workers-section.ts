@@ -1,0 +1,188 @@
+import { join } from 'node:path';
+import { pause } from '../lib/pause';
+import { performance } from 'node:perf_hooks';
+import { projectRoot } from '../src/project-root';
+import { JsonLinesProcess, type JsonLine } from '../tools/json-lines-process';
+import type { RedisServerProcess } from '../tools/redis-server';
+import { processCpuMicros, processRssBytes } from './cpu-accounting';
+import { cleanUp, WAIT_MS } from './deadline';
+import type { Phases } from './phases';
+import { redisEnv, track, withRedis, withServerProcess } from './servers';
+import type { FleetPlan } from './worker-fleet';
+
+/**
+ * `BENCH_ONLY=workers`: many live workers on one replica on Redis. A load
+ * process of its own (bench/worker-fleet.ts) registers the fleet; this
+ * process reads the server's and Redis's CPU and memory from the operating
+ * system at the moments the load process announces. Sizes from the
+ * environment: BENCH_WORKERS (the fleet, default 10,000), BENCH_IDLE_MS (the
+ * window with beats only, default 15 s: three beat intervals),
+ * BENCH_FLEET_JOBS (jobs that flow, default 2,000) and BENCH_FLEET_RATE
+ * (how many a second, default 100).
+ */
+const FLEET = Number(process.env['BENCH_WORKERS'] ?? 10_000);
+const IDLE_MS = Number(process.env['BENCH_IDLE_MS'] ?? 15_000);
+const FLEET_JOBS = Number(process.env['BENCH_FLEET_JOBS'] ?? 2_000);
+const FLEET_RATE = Number(process.env['BENCH_FLEET_RATE'] ?? 100);
+/** 250 workers, 500 streams: half of what the server lets one connection carry at once by default. */
+const WORKERS_PER_CONNECTION = Number(process.env['BENCH_WORKERS_PER_CONNECTION'] ?? 250);
+/** Longest the load process may take to register or stop a fleet (its own waits have WAIT_MS each). */
+const FLEET_STEP_MS = 600_000;
+
+interface Shape {
+  workers: number;
+  queues: number;
+}
+
+/** CPU both processes used over a window, in microseconds, and the window's length. */
+interface CpuUse {
+  server: number;
+  redis: number;
+  windowMicros: number;
+}
+
+/** Reads the CPU the server and Redis used since the last `start()`. */
+class CpuMeter {
+  private startedAt = 0;
+  private server = 0;
+  private redis = 0;
+
+  constructor(
+    private readonly serverPid: number,
+    private readonly redisPid: number,
+  ) {}
+
+  start(): void {
+    this.startedAt = performance.now();
+    this.server = processCpuMicros(this.serverPid);
+    this.redis = processCpuMicros(this.redisPid);
+  }
+
+  read(): CpuUse {
+    return {
+      server: processCpuMicros(this.serverPid) - this.server,
+      redis: processCpuMicros(this.redisPid) - this.redis,
+      windowMicros: (performance.now() - this.startedAt) * 1_000,
+    };
+  }
+}
+
+/** Share of one core. */
+const share = (micros: number, use: CpuUse): number => micros / use.windowMicros;
+
+/** The load process's line `msg`; its `failed` line (or its exit) fails the wait with its reason. */
+async function fleetLine(fleet: JsonLinesProcess, msg: string, timeoutMs: number): Promise<JsonLine> {
+  const line = await fleet.waitFor((l) => l['msg'] === msg || l['msg'] === 'failed', `"${msg}"`, timeoutMs);
+  if (line['msg'] === 'failed') throw new Error(`the load process failed: ${String(line['reason'])}`);
+  return line;
+}
+
+const pct = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** What one fleet measured: the load process's lines, and the server's and Redis's use of the machine. */
+interface FleetFigures {
+  registered: JsonLine;
+  idleEnd: JsonLine;
+  flow: JsonLine;
+  /** Server RSS after the fleet registered and beat, less before, in bytes. */
+  rssGrowth: number;
+  /** Before the fleet: the server and Redis idle. */
+  bare: CpuUse;
+  beats: CpuUse;
+  flowing: CpuUse;
+}
+
+/** One fleet against a fresh server process. */
+async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<FleetFigures> {
+  return withServerProcess(redisEnv(redis.port), async (server) => {
+    const meter = new CpuMeter(server.pid, redis.pid!);
+    meter.start();
+    await pause(IDLE_MS);
+    const bare = meter.read();
+    const rssBefore = processRssBytes(server.pid);
+    const plan: FleetPlan = {
+      address: server.address,
+      ...shape,
+      run: `${shape.workers}x${shape.queues}`,
+      workersPerConnection: WORKERS_PER_CONNECTION,
+      idleMs: IDLE_MS,
+      jobs: FLEET_JOBS,
+      rate: FLEET_RATE,
+      waitMs: WAIT_MS,
+    };
+    const fleet = new JsonLinesProcess('the load process', process.execPath, [
+      join(projectRoot(), 'dist', 'bench', 'worker-fleet.js'),
+      JSON.stringify(plan),
+    ]);
+    const untrack = track(() => fleet.kill());
+    try {
+      const registered = await fleetLine(fleet, 'registered', FLEET_STEP_MS);
+      await fleetLine(fleet, 'idle-start', WAIT_MS);
+      meter.start();
+      const idleEnd = await fleetLine(fleet, 'idle-end', IDLE_MS + WAIT_MS);
+      const beats = meter.read();
+      const rssGrowth = processRssBytes(server.pid) - rssBefore;
+      await fleetLine(fleet, 'flow-start', WAIT_MS);
+      meter.start();
+      const flow = await fleetLine(fleet, 'flow-end', FLEET_STEP_MS);
+      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing: meter.read() };
+    } finally {
+      await cleanUp(
+        'the load process stopping',
+        FLEET_STEP_MS,
+        fleet.stop('SIGTERM', FLEET_STEP_MS).catch(() => fleet.kill()),
+      );
+      if (!fleet.isRunning) untrack();
+    }
+  });
+}
+
+/** Prints one fleet's figures. */
+function printFleet(print: (line: string) => void, shape: Shape, figures: FleetFigures): void {
+  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing } = figures;
+  // The beats go on while jobs flow: what they cost at idle is not the jobs'.
+  const perJob = (of: 'server' | 'redis'): number =>
+    Math.round((flowing[of] - share(beats[of], beats) * flowing.windowMicros) / FLEET_JOBS);
+  const troubles = ['refusedAcks', 'reRegistrations', 'ackFailures']
+    .filter((key) => Number(flow[key]) > 0)
+    .map((key) => `${key} ${String(flow[key])}`);
+  print(`  ${count(shape.workers)} workers on ${count(shape.queues)} queue(s)`);
+  print(
+    `    registered with their streams in ${(Number(registered['ms']) / 1000).toFixed(1)} s (${String(registered['connections'])} connections); server RSS ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 2 ** 20).toFixed(0)} MB, ${(rssGrowth / shape.workers / 1024).toFixed(1)} KB per worker`,
+  );
+  print(
+    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered in all): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))})`,
+  );
+  print(
+    `    ${count(FLEET_JOBS)} jobs flowing: CPU/job beyond the beats' server ${perJob('server')} µs, Redis ${perJob('redis')} µs; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}`,
+  );
+  for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
+    print(`    the workers logged ${times}x: ${problem}`);
+}
+
+/** The fleets measured: the one asked for, and the scale it is compared with (10 and 1,000 workers; 1,000 queues). */
+function shapes(): Shape[] {
+  const all: Shape[] = [
+    { workers: Math.min(10, FLEET), queues: 1 },
+    { workers: Math.min(1_000, FLEET), queues: 1 },
+    { workers: Math.min(1_000, FLEET), queues: Math.min(1_000, FLEET) },
+    { workers: FLEET, queues: 1 },
+  ];
+  return all.filter((shape, i) => all.findIndex((s) => s.workers === shape.workers && s.queues === shape.queues) === i);
+}
+
+export async function workersSection(phases: Phases): Promise<void> {
+  const print = (line: string): void => phases.print(line);
+  print(
+    `\nWorkers on one replica (Redis): hand-written workers in a load process of their own, each with a Beat stream (at the interval the server announces, 5 s) and a Fetch stream, ${WORKERS_PER_CONNECTION} workers per connection; ${count(FLEET_JOBS)} jobs flow at ${count(FLEET_RATE)} a second, one per Enqueue call`,
+  );
+  await phases.run('workers', () =>
+    withRedis(async (redis) => {
+      for (const shape of shapes())
+        await phases.run(`workers ${shape.workers} x ${shape.queues} queue(s)`, async () =>
+          printFleet(print, shape, await measureFleet(redis, shape)),
+        );
+    }),
+  );
+}
