@@ -79,6 +79,13 @@ async function main(): Promise<void> {
     }
     isStopping = true;
     logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down');
+    // The last resort: whatever holds the stop up past its timeout (a telemetry flush to a collector that
+    // answers nothing, a wait nobody bounded), the process ends, as a second signal would end it.
+    const overdueAfterMs = config.shutdownTimeoutMs + SHUTDOWN_OVERRUN_MS;
+    setTimeout(() => {
+      logger.error({ timeoutMs: overdueAfterMs }, 'shutdown did not finish in time: exiting now');
+      process.exit(1);
+    }, overdueAfterMs);
     server
       .stop(config.shutdownTimeoutMs)
       .then(() => telemetry.shutdown())
@@ -108,6 +115,12 @@ async function main(): Promise<void> {
     'ojs server listening',
   );
 }
+
+/**
+ * What a stop may take beyond the shutdown timeout (closing the store, flushing telemetry) before the
+ * process exits anyway; a deployment's termination grace should cover the shutdown timeout and this.
+ */
+const SHUTDOWN_OVERRUN_MS = 3_000;
 
 /** The server's name in logs, and in event sources unless OTEL_SERVICE_NAME names the deployment. */
 const SERVICE_NAME = 'ojs-grpc-server';

@@ -1,5 +1,6 @@
 import type { Meter, Tracer } from '@opentelemetry/api';
 import type { ConnectionPolicy } from '../lib/connection-policy';
+import { pause } from '../lib/pause';
 import type { ProtocolSettings } from './app/app-context';
 import { createApplication, type Application } from './app/application';
 import type { Entropy, Logger } from './app/ports';
@@ -52,7 +53,10 @@ export interface RunningServer {
   readonly grpc: GrpcServer;
   /** The web dashboard, when it was asked for. */
   readonly dashboard?: DashboardServer;
-  /** Stops in order: health NOT_SERVING and calls drained, loops stopped, store closed. */
+  /**
+   * Stops in order: health NOT_SERVING and calls drained, loops stopped, store closed; within `timeoutMs`
+   * (and a moment for the closing) even when the store answers nothing.
+   */
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -104,8 +108,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     grpc,
     ...(dashboard === undefined ? {} : { dashboard }),
     async stop(timeoutMs: number): Promise<void> {
+      // One deadline for the whole stop, whatever the store does meanwhile.
+      const stopped = new AbortController();
+      const deadline = pause(timeoutMs, stopped.signal);
       await Promise.all([grpc.shutdown(timeoutMs), dashboard?.close(timeoutMs)]);
-      await maintenance.stop();
+      // A background pass waiting on a store that answers nothing (each call may wait the command timeout) gets
+      // what is left of the timeout; closing the store then fails its call. A pass cut short loses nothing: each
+      // store call is atomic, passes are idempotent, and a job it did not get to is recovered by the next one.
+      await Promise.race([maintenance.stop(), deadline]);
+      stopped.abort();
       app.streams.stop();
       app.owners.stop();
       await options.store.close();

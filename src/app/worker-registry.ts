@@ -15,7 +15,9 @@ import {
 import { DELIVERY_BUDGET_BYTES } from '../domain/limits';
 import { MAX_PAGE_SIZE, pageWithinBytes, type Page, type PageRequest } from '../domain/paging';
 import type { BeatOutcome, WorkerFilter, WorkerSnapshot, WorkerStateFields, WorkerTarget } from '../store/job-store';
+import { beatOutcomeOf } from '../store/beat-batch';
 import type { AppContext, ProtocolSettings } from './app-context';
+import { BeatBatcher } from './beat-batcher';
 import { assertMayUseQueue } from './caller-scope';
 import type { Recovery } from './recovery';
 import type { WorkerOwners } from './worker-owners';
@@ -69,11 +71,16 @@ function isInScope(caller: Principal, worker: Worker): boolean {
  * worker, a queue-scoped one only the workers of its queues.
  */
 export class WorkerRegistry {
+  /** The beats of one turn of the event loop, recorded in one store call. */
+  private readonly beats: BeatBatcher;
+
   constructor(
     private readonly ctx: AppContext,
     private readonly recovery: Recovery,
     private readonly owners: WorkerOwners,
-  ) {}
+  ) {
+    this.beats = new BeatBatcher(ctx.store);
+  }
 
   /**
    * Registers a worker owned by the caller, for queues the caller may use. A
@@ -145,9 +152,10 @@ export class WorkerRegistry {
    * workers would otherwise pay a store round trip per beat for nothing),
    * and the store applies the beat only if the state is still that one (a
    * directive from any replica, or another stream, changed it): then the
-   * worker is read and the decision made again. Ownership is checked
-   * against the owners this replica remembers, which forget every removed
-   * worker.
+   * worker is read and the decision made again. Beats of many workers that
+   * arrive together reach the store in one call (BeatBatcher). Ownership is
+   * checked against the owners this replica remembers, which forget every
+   * removed worker.
    */
   async beat(caller: Principal, report: BeatReport, memory: BeatMemory = {}): Promise<BeatOutcome> {
     assertField('worker_id', workerIdProblem(report.workerId));
@@ -157,7 +165,7 @@ export class WorkerRegistry {
       if (expected === undefined) expected = stateFields((await this.owned(caller, report.workerId)).worker);
       else await this.owners.assertOwner(caller, report.workerId);
       const next = afterReport(expected, report.state);
-      const outcome = await this.ctx.store.recordBeat({
+      const recorded = await this.beats.record({
         workerId: report.workerId,
         sequence: report.sequence,
         activeJobIds: report.activeJobIds,
@@ -165,6 +173,7 @@ export class WorkerRegistry {
         expected,
         next,
       });
+      const outcome = beatOutcomeOf(recorded, report.workerId);
       // Applied: the worker is now `next`. Stale or conflict: what it is now is not known here.
       memory.fields = outcome.result === 'applied' ? next : undefined;
       if (outcome.result === 'conflict') continue;

@@ -128,6 +128,14 @@ export interface JobStore extends ScheduleStore {
    * changed since it was read (`conflict`: read again and decide again).
    */
   recordBeat(params: BeatParams): Promise<BeatOutcome>;
+  /**
+   * Records up to MAX_BEATS_PER_CALL beats in one call, each as recordBeat
+   * would, in order (a worker's second beat sees its first); a beat of an
+   * unregistered worker is `not_found` (recordBeat's NOT_FOUND) and the
+   * others still apply. One call instead of one per beat: a replica with
+   * thousands of workers pays a store round trip per batch.
+   */
+  recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]>;
   /** Applies an operator directive the domain decided, if the worker did not change meanwhile. */
   directWorker(params: DirectParams): Promise<'applied' | 'conflict'>;
   /** Workers whose last beat is older than `cutoff`, with the jobs they hold. */
@@ -365,6 +373,12 @@ export interface BeatOutcome {
   /** Listed jobs it no longer holds that were neither completed nor cancelled (taken back), when applied. */
   reclaimedJobIds: string[];
 }
+
+/** Most beats one recordBeats call takes: a batch script stays short, so it holds Redis briefly. */
+export const MAX_BEATS_PER_CALL = 500;
+
+/** A beat of recordBeats: its outcome, or `not_found` when its worker is not registered. */
+export type RecordedBeat = BeatOutcome | { result: 'not_found' };
 
 export type WorkerTarget = { workerId: string } | { label: string } | { queue: string };
 

@@ -761,6 +761,36 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await h.store.getWorker(worker.workerId))!.worker.lastBeatAt).toBe(T0);
       });
 
+      it('records a batch of beats in order, each as alone: applied, unknown worker, conflicting state, a second beat', async () => {
+        const good = await h.register({ workerId: 'w-good' });
+        const directed = await h.register({ workerId: 'w-directed' });
+        await h.enqueue({});
+        const [held] = (await h.claim(good.workerId, ['default'])).jobs;
+        await h.direct(directed.workerId, 'quiet');
+        const running = { state: 'running' as const };
+        const beat = { sequence: 1, activeJobIds: [], now: T0 + 10, expected: running, next: running };
+        const outcomes = await h.store.recordBeats([
+          { ...beat, workerId: good.workerId, activeJobIds: [held!.id] },
+          { ...beat, workerId: 'nobody' },
+          { ...beat, workerId: directed.workerId },
+          // The same worker again: it sees the first beat (its sequence 1 is no longer above the last).
+          { ...beat, workerId: good.workerId, now: T0 + 20 },
+          { ...beat, workerId: good.workerId, sequence: 2, now: T0 + 30, next: { state: 'quiet' } },
+        ]);
+        expect(outcomes).toEqual([
+          { result: 'applied', desiredState: 'running', cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [] },
+          { result: 'not_found' },
+          expect.objectContaining({ result: 'conflict', desiredState: 'quiet' }),
+          expect.objectContaining({ result: 'stale', desiredState: 'running' }),
+          { result: 'applied', desiredState: 'quiet', cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [] },
+        ]);
+        expect((await h.store.getJob(held!.id))!.lease).toMatchObject({ expiresAt: T0 + 10 + VISIBILITY_MS, isConfirmed: true });
+        expect((await h.store.getWorker(good.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 30, lastSequence: 2, state: 'quiet' });
+        expect((await h.store.getWorker(directed.workerId))!.worker.lastBeatAt).toBe(T0);
+        expect((await refusal(h.store.recordBeat({ ...beat, workerId: 'nobody' }))).code).toBe('not_found');
+        expect((await refusal(h.store.recordBeats([]))).code).toBe('backend_error');
+      });
+
       it('applies directives, refusing one decided from a state that changed since', async () => {
         const worker = await h.register();
         expect(await h.direct(worker.workerId, 'terminate')).toBe('applied');

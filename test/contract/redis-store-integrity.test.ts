@@ -3,7 +3,7 @@ import { refusal } from '../support/refusal';
 import { OjsError } from '../../src/domain/errors';
 import { DEFAULT_EVENT_RETENTION } from '../../src/domain/retention';
 import type { ScheduleSpec } from '../../src/domain/schedule';
-import type { JobStore } from '../../src/store/job-store';
+import { MAX_BEATS_PER_CALL, type JobStore } from '../../src/store/job-store';
 import { RedisKeys } from '../../src/store/redis/keys';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { scriptPrologue } from '../../src/store/redis/script-runner';
@@ -131,16 +131,26 @@ describe('Redis scripts', () => {
       maxBytes: 1,
     });
     expect((await runRaw(claimScript, claim.with(5, '-1'))).message).toMatch(/^BADARG ARGV\[6\]/);
-    const beat = recordBeatScript.encode({
+    const goodBeat = {
       workerId: worker.workerId,
       sequence: 1,
       activeJobIds: jobs.map((job) => job.id),
       now: T0,
-      expected: { state: 'running' },
-      next: { state: 'running' },
-    });
-    expect((await runRaw(recordBeatScript, beat.with(beat.length - 1, ''))).message).toMatch(/must not be empty/);
-    expect((await runRaw(recordBeatScript, beat.with(5, 'asleep'))).message).toMatch(/is not allowed here/);
+      expected: { state: 'running' as const },
+      next: { state: 'running' as const },
+    };
+    // Two beats: the first would apply, the second is refused, so nothing of either is written.
+    const beats = recordBeatScript.encode([goodBeat, { ...goodBeat, sequence: 2 }]);
+    const secondNextState = 1 + (10 + jobs.length) + 5;
+    expect(beats[secondNextState]).toBe('running');
+    expect((await runRaw(recordBeatScript, beats.with(beats.length - 1, ''))).message).toMatch(/must not be empty/);
+    expect((await runRaw(recordBeatScript, beats.with(secondNextState, 'asleep'))).message).toMatch(/is not allowed here/);
+    expect((await runRaw(recordBeatScript, [...beats, 'extra'])).message).toMatch(/^BADARG 2 beats end at/);
+    expect((await runRaw(recordBeatScript, beats.with(0, MAX_BEATS_PER_CALL + 1))).message).toMatch(/^BADARG ARGV\[1\]/);
+    expect(() => recordBeatScript.encode(Array.from({ length: MAX_BEATS_PER_CALL + 1 }, () => goodBeat))).toThrow(OjsError);
+    // The most the port allows is what the script takes (beats of unknown workers write nothing).
+    const gone = Array.from({ length: MAX_BEATS_PER_CALL }, (_, i) => ({ ...goodBeat, workerId: `gone-${i}` }));
+    expect(await h.store.recordBeats(gone)).toEqual(gone.map(() => ({ result: 'not_found' })));
     expect(await snapshot()).toEqual(before);
   });
 

@@ -11,6 +11,7 @@ import type {
   AckParams,
   BeatOutcome,
   BeatParams,
+  RecordedBeat,
   BulkChangeParams,
   BulkOutcome,
   ClaimParams,
@@ -43,6 +44,7 @@ import type {
   WorkerSnapshot,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
+import { assertBeatBatchSize, beatOutcomeOf } from '../beat-batch';
 import { claimJobs } from './claim-jobs';
 import { activateJob, cancelJob, changeEach, deleteJob, retryJob } from './job-changes';
 import { listPage } from './job-listing';
@@ -234,7 +236,12 @@ export class MemoryJobStore implements JobStore {
   }
 
   async recordBeat(params: BeatParams): Promise<BeatOutcome> {
-    return this.flushed(recordBeat(this.tables, this.workerSlot(params.workerId), params));
+    return beatOutcomeOf((await this.recordBeats([params]))[0]!, params.workerId);
+  }
+
+  async recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]> {
+    assertBeatBatchSize(params.length);
+    return this.flushed(params.map((beat) => recordBeat(this.tables, this.tables.workers.get(beat.workerId), beat)));
   }
 
   async directWorker(params: DirectParams): Promise<'applied' | 'conflict'> {

@@ -5,10 +5,10 @@ import { softTimeoutAt } from '../../domain/timeouts';
 import type { JobTransition } from '../../domain/transition';
 import { desiredState, type Worker } from '../../domain/worker';
 import type {
-  BeatOutcome,
   BeatParams,
   DirectParams,
   Page,
+  RecordedBeat,
   RemoveWorkerOutcome,
   RemoveWorkerParams,
   WorkerPageRequest,
@@ -48,7 +48,9 @@ export function listWorkers(tables: MemoryTables, request: WorkerPageRequest): P
   });
 }
 
-export function recordBeat(tables: MemoryTables, slot: WorkerSlot, params: BeatParams): BeatOutcome {
+/** A beat (JobStore.recordBeats), of a worker that may not be registered (`slot` undefined). */
+export function recordBeat(tables: MemoryTables, slot: WorkerSlot | undefined, params: BeatParams): RecordedBeat {
+  if (slot === undefined) return { result: 'not_found' };
   const before = slot.worker;
   const unchanged = { desiredState: desiredState(before), cancelledJobIds: [], timedOutJobIds: [], reclaimedJobIds: [] };
   if (params.sequence !== 0 && params.sequence <= before.lastSequence) return { result: 'stale', ...unchanged };

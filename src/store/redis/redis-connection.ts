@@ -6,6 +6,13 @@ export interface RedisConnection {
   /** For SUBSCRIBE (a connection in subscriber mode can do nothing else). */
   subscriber: Redis | Cluster;
   /**
+   * For the probe of whether Redis answers, alone, with the options of the
+   * command connection: on a busy command connection its question would wait
+   * behind the replica's own scripts, and the replica's backlog would look
+   * like a Redis that does not answer.
+   */
+  probe: Redis | Cluster;
+  /**
    * Opens another connection like the subscriber (it waits through
    * reconnections, and no command times out): for what must not share one,
    * such as a blocking XREAD or another subscription. Connects lazily.
@@ -58,7 +65,8 @@ const SUBSCRIBER_OPTIONS: RedisOptions = {
 export function openRedis(url: string, commandTimeoutMs: number): RedisConnection {
   if (!url.startsWith(CLUSTER_SCHEME)) {
     const open = (): Redis => new Redis(url, SUBSCRIBER_OPTIONS);
-    return { command: new Redis(url, commandOptions(commandTimeoutMs)), subscriber: open(), open };
+    const command = (): Redis => new Redis(url, commandOptions(commandTimeoutMs));
+    return { command: command(), subscriber: open(), probe: command(), open };
   }
   const rest = url.slice(CLUSTER_SCHEME.length);
   const at = rest.lastIndexOf('@');
@@ -80,5 +88,6 @@ export function openRedis(url: string, commandTimeoutMs: number): RedisConnectio
       redisOptions: { ...options, ...auth, lazyConnect: false },
     });
   const open = (): Cluster => cluster(SUBSCRIBER_OPTIONS);
-  return { command: cluster(commandOptions(commandTimeoutMs)), subscriber: open(), open };
+  const command = (): Cluster => cluster(commandOptions(commandTimeoutMs));
+  return { command: command(), subscriber: open(), probe: command(), open };
 }

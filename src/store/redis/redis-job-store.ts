@@ -9,6 +9,7 @@ import type {
   AckParams,
   BeatOutcome,
   BeatParams,
+  RecordedBeat,
   BulkChangeParams,
   BulkOutcome,
   ClaimParams,
@@ -40,6 +41,7 @@ import type {
   WorkerPageRequest,
   WorkerSnapshot,
 } from '../job-store';
+import { beatOutcomeOf } from '../beat-batch';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { FactFollower } from './fact-follower';
 import { HeartbeatFeed } from './heartbeat-feed';
@@ -133,9 +135,11 @@ const FOLLOW_BLOCK_MS = 5_000;
  * their own, opened when first needed.
  *
  * The store is available while commands run, the signal channel is
- * subscribed and Redis answers probes in time: a Redis that keeps its
- * connections open but answers nothing (stopped, overloaded) makes the
- * store unavailable, which the server reports as NOT_SERVING.
+ * subscribed and Redis answers probes in time (asked on a connection of
+ * their own, so that a busy replica never takes its own backlog for an
+ * unreachable Redis): a Redis that keeps its connections open but answers
+ * nothing (stopped, overloaded) makes the store unavailable, which the
+ * server reports as NOT_SERVING.
  */
 export class RedisJobStore implements JobStore {
   private readonly keys: RedisKeys;
@@ -148,8 +152,8 @@ export class RedisJobStore implements JobStore {
   private isCommandReady = false;
   /** Whether the signal channel is subscribed, so that signals of every replica reach this one. */
   private isSubscribed = false;
-  /** Whether Redis answered the last probe in time. */
-  private isAnswering = true;
+  /** Whether the probe's connection is up and Redis answered its last probe in time. */
+  private isAnswering = false;
   private isAvailable = false;
 
   private constructor(
@@ -169,9 +173,10 @@ export class RedisJobStore implements JobStore {
       pageSize: FOLLOW_PAGE_SIZE,
     });
     this.heartbeats = new HeartbeatFeed(connection.open, this.keys.heartbeats);
-    // A keyed read, so that in a cluster it asks the node that holds the deployment's slot.
+    // A keyed read, so that in a cluster it asks the node that holds the deployment's slot; on a connection of
+    // its own, so that it never waits behind this replica's scripts (a busy replica is not an unreachable Redis).
     this.probe = new RedisProbe(
-      () => connection.command.exists(this.keys.seq),
+      () => connection.probe.exists(this.keys.seq),
       probe,
       (isAnswering) => {
         this.isAnswering = isAnswering;
@@ -179,9 +184,17 @@ export class RedisJobStore implements JobStore {
       },
     );
     connection.command.on('ready', () => {
-      // The connection's handshake was just answered.
       this.isCommandReady = true;
+      this.updateAvailability();
+    });
+    connection.probe.on('ready', () => {
+      // The connection's handshake was just answered.
       this.isAnswering = true;
+      this.updateAvailability();
+    });
+    // A probe cannot ask on a lost connection (its question in flight fails as the connection drops).
+    connection.probe.on('close', () => {
+      this.isAnswering = false;
       this.updateAvailability();
     });
     connection.command.on('close', () => {
@@ -198,6 +211,7 @@ export class RedisJobStore implements JobStore {
     });
     // Connection errors surface as failed calls and availability changes; the event must have a listener.
     connection.command.on('error', () => {});
+    connection.probe.on('error', () => {});
     connection.subscriber.on('error', () => {});
     connection.subscriber.on('message', (_channel: string, message: string) => {
       const signal = decodeSignal(message);
@@ -225,6 +239,7 @@ export class RedisJobStore implements JobStore {
       if (error instanceof Error) options.onWaiting?.(error);
     });
     store.connection.subscriber.connect().catch(() => {});
+    store.connection.probe.connect().catch(() => {});
     try {
       await Promise.race([store.whenAvailable(), timedOut]);
     } catch (error) {
@@ -333,7 +348,11 @@ export class RedisJobStore implements JobStore {
     return this.run(findSilentWorkersScript, { cutoff, limit });
   }
 
-  recordBeat(params: BeatParams): Promise<BeatOutcome> {
+  async recordBeat(params: BeatParams): Promise<BeatOutcome> {
+    return beatOutcomeOf((await this.recordBeats([params]))[0]!, params.workerId);
+  }
+
+  recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]> {
     return this.run(recordBeatScript, params);
   }
 
@@ -447,6 +466,7 @@ export class RedisJobStore implements JobStore {
     this.facts.close();
     this.heartbeats.close();
     this.connection.subscriber.disconnect();
+    this.connection.probe.disconnect();
     this.connection.command.disconnect();
   }
 
@@ -476,7 +496,7 @@ export class RedisJobStore implements JobStore {
     );
   }
 
-  /** Resolves once the store is available (commands run and the channel is subscribed). */
+  /** Resolves once the store is available (commands run, the channel is subscribed and the probe can ask). */
   private whenAvailable(): Promise<void> {
     if (this.isAvailable) return Promise.resolve();
     return new Promise((resolve) => {

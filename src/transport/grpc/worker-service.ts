@@ -38,11 +38,14 @@ import { fromDuration, toDate, toDuration } from './time-mapping';
  */
 export class WorkerServiceHandlers implements WorkerServiceImplementation {
   private readonly beatStreams = new Set<AsyncQueue<BeatResponse>>();
+  /** Set by endStreams: a Beat stream whose handler starts after it (admitted just before shutdown) ends at once. */
+  private isEnded = false;
 
   constructor(private readonly app: Application) {}
 
   /** Ends every open stream with UNAVAILABLE so that workers reconnect to another replica. */
   endStreams(): void {
+    this.isEnded = true;
     this.app.streams.endAll('server_shutdown');
     for (const outbox of this.beatStreams) outbox.fail(shuttingDown());
   }
@@ -170,6 +173,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
       if (stream.workerId !== '') push(stream.state);
     }, this.app.context.settings.streamKeepaliveMs);
     this.beatStreams.add(outbox);
+    if (this.isEnded) outbox.fail(shuttingDown());
 
     const readBeats = async (): Promise<void> => {
       for await (const request of requests) {

@@ -1,3 +1,4 @@
+import { backendUnavailable } from '../../../src/domain/errors';
 import { ANONYMOUS } from '../../../src/domain/principal';
 import { AppHarness, SETTINGS } from './app-harness';
 
@@ -136,6 +137,57 @@ describe('WorkerRegistry', () => {
 
     it('answers not_found for a worker that is not registered', async () => {
       await expect(h.beat('nobody')).rejects.toMatchObject({ code: 'not_found' });
+    });
+
+    describe('of many workers at once', () => {
+      const ids = Array.from({ length: 50 }, (_, i) => `many-${i}`);
+
+      beforeEach(async () => {
+        for (const id of ids) await h.register(id);
+      });
+
+      it('records the beats that arrive together in fewer store calls than beats, each answered with its own outcome', async () => {
+        const calls = jest.spyOn(h.store, 'recordBeats');
+
+        const outcomes = await Promise.all(ids.map((id, i) => h.beat(id, [], i % 2 === 0 ? 'running' : 'quiet')));
+
+        expect(calls.mock.calls.length).toBeLessThan(ids.length);
+        expect(calls.mock.calls.flatMap(([beats]) => beats.map((beat) => beat.workerId)).toSorted()).toEqual(ids.toSorted());
+        expect(outcomes.map((outcome) => outcome.desiredState)).toEqual(ids.map((_, i) => (i % 2 === 0 ? 'running' : 'quiet')));
+        expect((await h.app.workers.get('many-1')).worker).toMatchObject({ state: 'quiet', lastSequence: 1 });
+      });
+
+      it('answers not_found to the beat of a worker gone from the store only, the others of its batch applied', async () => {
+        const memories = await Promise.all(ids.map((id) => h.app.workers.startBeats(ANONYMOUS, id)));
+        // Removed by another replica: this one still remembers its owner, so only the store can tell.
+        await h.store.removeWorker({ workerId: 'many-7', reason: 'dead', now: h.clock.now(), recoveries: [] });
+        const calls = jest.spyOn(h.store, 'recordBeats');
+
+        const beats = ids.map((id, i) =>
+          h.app.workers.beat(ANONYMOUS, { workerId: id, state: 'running', sequence: 1, activeJobIds: [] }, memories[i]),
+        );
+
+        const results = await Promise.allSettled(beats);
+        expect(calls.mock.calls.length).toBeLessThan(ids.length);
+        expect(results[7]).toMatchObject({ status: 'rejected', reason: { code: 'not_found' } });
+        expect(results.filter((result, i) => i !== 7 && result.status === 'fulfilled' && result.value.result === 'applied')).toHaveLength(
+          49,
+        );
+      });
+
+      it('fails every beat of a batch whose store call failed, as each call alone would have', async () => {
+        const memories = await Promise.all(ids.map((id) => h.app.workers.startBeats(ANONYMOUS, id)));
+        // The store answering as an unreachable Redis does: the whole call fails.
+        jest.spyOn(h.store, 'recordBeats').mockRejectedValueOnce(backendUnavailable('Redis'));
+
+        const beats = ids.map((id, i) =>
+          h.app.workers.beat(ANONYMOUS, { workerId: id, state: 'running', sequence: 1, activeJobIds: [] }, memories[i]),
+        );
+
+        for (const result of await Promise.allSettled(beats))
+          expect(result).toMatchObject({ status: 'rejected', reason: { code: 'unavailable' } });
+        expect((await h.app.workers.get('many-0')).worker.lastSequence).toBe(0);
+      });
     });
 
     describe('from what its Beat stream remembers', () => {

@@ -1,64 +1,89 @@
 --[[
-  record-beat: a worker's heartbeat, with the state change the domain decided.
-  Pre:  the worker exists; the beat is not late (sequence 0, or above the last
-        one); the worker's state and directive are still those the decision
-        was made from (compare-and-set).
-  Post: last beat, sequence, reported jobs and the decided state, directive
-        and desired state are stored; every listed job the worker holds has
-        its lease renewed from now and confirmed (domain confirmedLease); a
-        changed desired state is signalled. Listed jobs to stop are those
-        the store port's BeatOutcome describes (timed out, reclaimed). A
-        changed worker state records its fact; every applied beat publishes
-        a heartbeat notice (its state, and each renewed lease with its new
-        expiry), live only: never stored.
-  ARGV: 1 now, 2 worker id, 3 sequence, then a state change (lib
-        argStateChange): 4 expected state, 5 expected directive ('' for
-        none), 6 next state, 7 next directive, 8 next desired state; then
-        9 reported job ids as JSON, 10 listed job count, 11 stride (1),
-        12.. listed job ids.
-  Returns: {'not_found'} | {'stale' | 'conflict', desired state} |
+  record-beat: workers' heartbeats, each with the state change the domain
+  decided for it, applied one after the other as separate calls would (a
+  worker's second beat in a batch sees its first).
+  Pre:  for each beat: the worker exists; the beat is not late (sequence 0,
+        or above the last one); the worker's state and directive are still
+        those the decision was made from (compare-and-set). A beat that
+        fails its precondition changes nothing and the others still apply.
+  Post: for each applied beat: last beat, sequence, reported jobs and the
+        decided state, directive and desired state are stored; every listed
+        job the worker holds has its lease renewed from now and confirmed
+        (domain confirmedLease); a changed desired state is signalled.
+        Listed jobs to stop are those the store port's BeatOutcome describes
+        (timed out, reclaimed). A changed worker state records its fact;
+        every applied beat publishes a heartbeat notice (its state, and each
+        renewed lease with its new expiry), live only: never stored.
+  ARGV: 1 beat count (1 to MAX_BEATS), then each beat: now, worker id,
+        sequence, a state change (lib argStateChange: expected state,
+        expected directive ('' for none), next state, next directive, next
+        desired state), reported job ids as JSON, listed job count, then
+        the listed job ids. The beats end the arguments.
+  Returns: one reply per beat, in order: {'not_found'} |
+           {'stale' | 'conflict', desired state} |
            {'applied', desired state, {cancelled id...}, {timed-out id...}, {reclaimed id...}}.
-  Bounded: reads the listed jobs only. Atomic: one script; every argument is
-  checked before the first write.
+  Bounded: at most MAX_BEATS beats, each reading its listed jobs only.
+  Atomic: one script; every argument of every beat is checked before the
+  first write.
 ]]
-local now = argNow(1)
-local workerId = argId(2)
-local sequence = argInt(3, 0, 2 ^ 53)
-local change = argStateChange(4)
-local reported = argId(9)
-local n, first = argBatch(10, 1)
-local listed = {}
-for i = first, first + n - 1 do listed[#listed + 1] = argId(i) end
+-- The store port's MAX_BEATS_PER_CALL (job-store.ts): redis-store-integrity.test.ts checks the two agree.
+local MAX_BEATS = 500
+-- Fields of a beat before its listed job ids.
+local BEAT_FIELDS = 10
 
-local key = K.worker .. workerId
-local worker = redis.call('HMGET', key, 'state', 'directive', 'desired', 'lastSequence')
-if not worker[1] then return { 'not_found' } end
-if sequence ~= 0 and sequence <= tonumber(worker[4]) then return { 'stale', worker[3] } end
-if worker[1] ~= change.expectedState or (worker[2] or '') ~= change.expectedDirective then return { 'conflict', worker[3] } end
-
-local fields = { 'lastBeatAt', now, 'reportedJobIds', reported }
-if sequence ~= 0 then
-  fields[#fields + 1] = 'lastSequence'
-  fields[#fields + 1] = sequence
+local count = argInt(1, 1, MAX_BEATS)
+local beats = {}
+local at = 2
+for b = 1, count do
+  local beat = {
+    now = argNow(at), workerId = argId(at + 1), sequence = argInt(at + 2, 0, 2 ^ 53), change = argStateChange(at + 3),
+    reported = argId(at + 8), listed = {},
+  }
+  local n = argInt(at + 9, 0, MAX_CONCURRENCY)
+  for i = at + BEAT_FIELDS, at + BEAT_FIELDS + n - 1 do beat.listed[#beat.listed + 1] = argId(i) end
+  beats[b] = beat
+  at = at + BEAT_FIELDS + n
 end
-applyStateChange(key, change, fields)
-redis.call('ZADD', K.workers, now, workerId)
+if at - 1 ~= ownArgCount() then
+  error({ err = 'BADARG ' .. count .. ' beats end at argument ' .. (at - 1) .. ', not at the last one, ' .. ownArgCount() })
+end
 
-local cancelled, timedOut, reclaimed = {}, {}, {}
-local renewed = {}
-for _, id in ipairs(listed) do
-  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt', 'type', 'queue', 'attempt')
-  if job[1] == 'active' and job[2] == workerId then
-    renewed[#renewed + 1] = renewedLease(id, { type = job[6], queue = job[7], attempt = job[8] }, renewLease(id, now))
-    if softTimeoutAt(job[3], job[4], job[5]) <= now then timedOut[#timedOut + 1] = id end
-  elseif job[1] == 'cancelled' then
-    cancelled[#cancelled + 1] = id
-  elseif job[1] and job[1] ~= 'completed' then
-    reclaimed[#reclaimed + 1] = id
+local function recordBeat(beat)
+  local now, workerId, sequence, change = beat.now, beat.workerId, beat.sequence, beat.change
+  local key = K.worker .. workerId
+  local worker = redis.call('HMGET', key, 'state', 'directive', 'desired', 'lastSequence')
+  if not worker[1] then return { 'not_found' } end
+  if sequence ~= 0 and sequence <= tonumber(worker[4]) then return { 'stale', worker[3] } end
+  if worker[1] ~= change.expectedState or (worker[2] or '') ~= change.expectedDirective then return { 'conflict', worker[3] } end
+
+  local fields = { 'lastBeatAt', now, 'reportedJobIds', beat.reported }
+  if sequence ~= 0 then
+    fields[#fields + 1] = 'lastSequence'
+    fields[#fields + 1] = sequence
   end
+  applyStateChange(key, change, fields)
+  redis.call('ZADD', K.workers, now, workerId)
+
+  local cancelled, timedOut, reclaimed = {}, {}, {}
+  local renewed = {}
+  for _, id in ipairs(beat.listed) do
+    local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt', 'type', 'queue', 'attempt')
+    if job[1] == 'active' and job[2] == workerId then
+      renewed[#renewed + 1] = renewedLease(id, { type = job[6], queue = job[7], attempt = job[8] }, renewLease(id, now))
+      if softTimeoutAt(job[3], job[4], job[5]) <= now then timedOut[#timedOut + 1] = id end
+    elseif job[1] == 'cancelled' then
+      cancelled[#cancelled + 1] = id
+    elseif job[1] and job[1] ~= 'completed' then
+      reclaimed[#reclaimed + 1] = id
+    end
+  end
+  if change.desired ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = change.desired } end
+  if change.nextState ~= worker[1] then workerFact(workerId, worker[1], change.nextState, now, { activeJobs = #beat.listed }) end
+  publishHeartbeat(workerId, now, change.nextState, renewed)
+  return { 'applied', change.desired, cancelled, timedOut, reclaimed }
 end
-if change.desired ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = change.desired } end
-if change.nextState ~= worker[1] then workerFact(workerId, worker[1], change.nextState, now, { activeJobs = #listed }) end
-publishHeartbeat(workerId, now, change.nextState, renewed)
+
+local replies = {}
+for b, beat in ipairs(beats) do replies[b] = recordBeat(beat) end
 finish()
-return { 'applied', change.desired, cancelled, timedOut, reclaimed }
+return replies

@@ -1,40 +1,50 @@
 import { NEXT_WORKER_STATES } from '../../../domain/worker';
-import type { BeatOutcome, BeatParams } from '../../job-store';
-import { readKeyOf, readOneOf, readStatus, readStrings } from '../reply';
-import { appendBatch, arg, declareScript } from '../script';
-import { refusalError } from '../script-errors';
+import { assertBeatBatchSize } from '../../beat-batch';
+import type { BeatParams, RecordedBeat } from '../../job-store';
+import { readArray, readKeyOf, readOneOf, readStatus, readStrings, unexpectedReply } from '../reply';
+import { arg, declareScript, type ScriptArg } from '../script';
 import { stateChangeArgs } from './state-change';
 
-const BEAT_RESULTS = ['applied', 'stale', 'conflict'] as const satisfies readonly BeatOutcome['result'][];
+const BEAT_RESULTS = ['applied', 'stale', 'conflict'] as const satisfies readonly RecordedBeat['result'][];
 
-/** Records a worker's beat and the state the domain decided for it (lua/record-beat.lua). */
+/**
+ * Records workers' beats, each with the state the domain decided for it
+ * (lua/record-beat.lua): one call for up to MAX_BEATS_PER_CALL beats (its
+ * Lua twin MAX_BEATS), so
+ * that a replica's many workers do not each cost Redis a script call.
+ */
 export const recordBeatScript = declareScript({
   name: 'record-beat',
-  encode: (params: BeatParams) =>
-    appendBatch(
-      [
-        arg.int(params.now, 'now'),
-        arg.id(params.workerId, 'worker id'),
-        arg.int(params.sequence, 'sequence'),
-        ...stateChangeArgs(params),
-        JSON.stringify(params.activeJobIds),
-      ],
-      ['jobId'],
-      params.activeJobIds,
-      (jobId) => ({ jobId: arg.id(jobId, 'active job id') }),
-    ),
-  decode(reply, params): BeatOutcome {
-    const { status, rest } = readStatus(reply, 'record-beat');
-    if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
-    const [desired, cancelled, timedOut, reclaimed] = rest;
-    const result = readOneOf(status, BEAT_RESULTS, 'beat result');
-    const isApplied = result === 'applied';
-    return {
-      result,
-      desiredState: readKeyOf(desired, NEXT_WORKER_STATES, 'desired state'),
-      cancelledJobIds: isApplied ? readStrings(cancelled, 'cancelled job ids') : [],
-      timedOutJobIds: isApplied ? readStrings(timedOut, 'timed-out job ids') : [],
-      reclaimedJobIds: isApplied ? readStrings(reclaimed, 'reclaimed job ids') : [],
-    };
+  encode(beats: readonly BeatParams[]): ScriptArg[] {
+    assertBeatBatchSize(beats.length);
+    const args: ScriptArg[] = [beats.length];
+    // One push per value: a batch is large, and spreading it into a call would overflow the stack.
+    for (const beat of beats) {
+      args.push(arg.int(beat.now, 'now'), arg.id(beat.workerId, 'worker id'), arg.int(beat.sequence, 'sequence'));
+      for (const value of stateChangeArgs(beat)) args.push(value);
+      args.push(JSON.stringify(beat.activeJobIds), arg.int(beat.activeJobIds.length, 'listed job count'));
+      for (const jobId of beat.activeJobIds) args.push(arg.id(jobId, 'active job id'));
+    }
+    return args;
+  },
+  decode(reply: unknown, beats: readonly BeatParams[]): RecordedBeat[] {
+    const replies = readArray(reply, 'record-beat');
+    if (replies.length !== beats.length) unexpectedReply(`record-beat (one reply per beat, ${beats.length})`, reply);
+    return replies.map(decodeBeat);
   },
 });
+
+function decodeBeat(reply: unknown): RecordedBeat {
+  const { status, rest } = readStatus(reply, 'record-beat');
+  if (status === 'not_found') return { result: 'not_found' };
+  const [desired, cancelled, timedOut, reclaimed] = rest;
+  const result = readOneOf(status, BEAT_RESULTS, 'beat result');
+  const isApplied = result === 'applied';
+  return {
+    result,
+    desiredState: readKeyOf(desired, NEXT_WORKER_STATES, 'desired state'),
+    cancelledJobIds: isApplied ? readStrings(cancelled, 'cancelled job ids') : [],
+    timedOutJobIds: isApplied ? readStrings(timedOut, 'timed-out job ids') : [],
+    reclaimedJobIds: isApplied ? readStrings(reclaimed, 'reclaimed job ids') : [],
+  };
+}
