@@ -12,7 +12,7 @@ export function assertBeatBatchSize(count: number): void {
   }
 }
 
-/** A beat of a batch as recordBeat answers it: an unregistered worker is NOT_FOUND. */
+/** A beat of a batch as its caller answers it: an unregistered worker is NOT_FOUND. */
 export function beatOutcomeOf(recorded: RecordedBeat, workerId: string): BeatOutcome {
   if (recorded.result === 'not_found') throw workerNotFound(workerId);
   return recorded;

@@ -122,18 +122,15 @@ export interface JobStore extends ScheduleStore {
    */
   listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>>;
   /**
-   * Records a beat: liveness, the reported state as the domain decided it,
-   * lease renewals for the listed jobs the worker holds. Nothing but the
-   * answer is applied if the beat is late (`stale`) or if the worker's state
-   * changed since it was read (`conflict`: read again and decide again).
-   */
-  recordBeat(params: BeatParams): Promise<BeatOutcome>;
-  /**
-   * Records up to MAX_BEATS_PER_CALL beats in one call, each as recordBeat
-   * would, in order (a worker's second beat sees its first); a beat of an
-   * unregistered worker is `not_found` (recordBeat's NOT_FOUND) and the
-   * others still apply. One call instead of one per beat: a replica with
-   * thousands of workers pays a store round trip per batch.
+   * Records up to MAX_BEATS_PER_CALL beats in one call, in order (a
+   * worker's second beat sees its first). Each records liveness, the
+   * reported state as the domain decided it, and lease renewals for the
+   * listed jobs the worker holds; nothing but the answer is applied if the
+   * beat is late (`stale`) or if the worker's state changed since it was
+   * read (`conflict`: read again and decide again). A beat of an
+   * unregistered worker is `not_found` and the others still apply. One call
+   * instead of one per beat: a replica with thousands of workers pays a
+   * store round trip per batch.
    */
   recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]>;
   /** Applies an operator directive the domain decided, if the worker did not change meanwhile. */

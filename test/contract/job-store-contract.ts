@@ -752,7 +752,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const worker = await h.register();
         const params = { workerId: worker.workerId, sequence: 1, activeJobIds: [], now: T0 + 1 };
         await h.direct(worker.workerId, 'quiet');
-        const outcome = await h.store.recordBeat({
+        const outcome = await h.recordBeat({
           ...params,
           expected: { state: 'running', directive: undefined },
           next: { state: 'running' },
@@ -787,7 +787,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await h.store.getJob(held!.id))!.lease).toMatchObject({ expiresAt: T0 + 10 + VISIBILITY_MS, isConfirmed: true });
         expect((await h.store.getWorker(good.workerId))!.worker).toMatchObject({ lastBeatAt: T0 + 30, lastSequence: 2, state: 'quiet' });
         expect((await h.store.getWorker(directed.workerId))!.worker.lastBeatAt).toBe(T0);
-        expect((await refusal(h.store.recordBeat({ ...beat, workerId: 'nobody' }))).code).toBe('not_found');
+        expect((await refusal(h.recordBeat({ ...beat, workerId: 'nobody' }))).code).toBe('not_found');
         expect((await refusal(h.store.recordBeats([]))).code).toBe('backend_error');
       });
 

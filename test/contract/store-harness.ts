@@ -8,7 +8,8 @@ import { appendError, stampError, type FailureReport } from '../../src/domain/jo
 import { waitingExpiryReport } from '../../src/domain/timeouts';
 import { buildJob, type JobSubmission, type SubmissionProblems } from '../../src/domain/job-submission';
 import { afterDirective, afterReport, type Worker, type WorkerRegistration, type WorkerState } from '../../src/domain/worker';
-import type { JobStore } from '../../src/store/job-store';
+import { beatOutcomeOf } from '../../src/store/beat-batch';
+import type { BeatOutcome, BeatParams, JobStore } from '../../src/store/job-store';
 import type { StoreSignal } from '../../src/store/store-signal';
 
 export const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -120,7 +121,7 @@ export class StoreHarness {
   async beat(workerId: string, state: WorkerState, activeJobIds: string[], sequence: number, now: number) {
     const { worker } = (await this.store.getWorker(workerId))!;
     const next = afterReport(worker, state);
-    return this.store.recordBeat({
+    return this.recordBeat({
       workerId,
       sequence,
       activeJobIds,
@@ -128,6 +129,11 @@ export class StoreHarness {
       expected: { state: worker.state, directive: worker.directive },
       next,
     });
+  }
+
+  /** One beat, recorded as the application records it: in a batch, an unregistered worker NOT_FOUND. */
+  async recordBeat(params: BeatParams): Promise<BeatOutcome> {
+    return beatOutcomeOf((await this.store.recordBeats([params]))[0]!, params.workerId);
   }
 
   /** A directive decided as the application decides it (throws what afterDirective throws). */

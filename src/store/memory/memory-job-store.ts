@@ -9,7 +9,6 @@ import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
   AckParams,
-  BeatOutcome,
   BeatParams,
   RecordedBeat,
   BulkChangeParams,
@@ -44,7 +43,7 @@ import type {
   WorkerSnapshot,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
-import { assertBeatBatchSize, beatOutcomeOf } from '../beat-batch';
+import { assertBeatBatchSize } from '../beat-batch';
 import { claimJobs } from './claim-jobs';
 import { activateJob, cancelJob, changeEach, deleteJob, retryJob } from './job-changes';
 import { listPage } from './job-listing';
@@ -233,10 +232,6 @@ export class MemoryJobStore implements JobStore {
 
   async listWorkers(request: WorkerPageRequest): Promise<Page<WorkerSnapshot>> {
     return listWorkers(this.tables, request);
-  }
-
-  async recordBeat(params: BeatParams): Promise<BeatOutcome> {
-    return beatOutcomeOf((await this.recordBeats([params]))[0]!, params.workerId);
   }
 
   async recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]> {

@@ -7,7 +7,6 @@ import type { JobTransition } from '../../domain/transition';
 import type { Worker } from '../../domain/worker';
 import type {
   AckParams,
-  BeatOutcome,
   BeatParams,
   RecordedBeat,
   BulkChangeParams,
@@ -41,7 +40,6 @@ import type {
   WorkerPageRequest,
   WorkerSnapshot,
 } from '../job-store';
-import { beatOutcomeOf } from '../beat-batch';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { FactFollower } from './fact-follower';
 import { HeartbeatFeed } from './heartbeat-feed';
@@ -346,10 +344,6 @@ export class RedisJobStore implements JobStore {
 
   findSilentWorkers(cutoff: number, limit: number): Promise<WorkerSnapshot[]> {
     return this.run(findSilentWorkersScript, { cutoff, limit });
-  }
-
-  async recordBeat(params: BeatParams): Promise<BeatOutcome> {
-    return beatOutcomeOf((await this.recordBeats([params]))[0]!, params.workerId);
   }
 
   recordBeats(params: readonly BeatParams[]): Promise<RecordedBeat[]> {
