@@ -1,5 +1,8 @@
 import type { RedisServerProcess } from '../tools/redis-server';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
+import { bullmqChains } from './bullmq-flow-bench';
+import type { ChainResult } from './chain-clock';
+import { ojsChains } from './ojs-chain-bench';
 import type { JobSpec } from '../packages/sdk/src';
 import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult, type RawLatencyResult } from './ojs-bench';
 import { percentiles, type Percentiles } from './percentiles';
@@ -21,6 +24,9 @@ import { workersSection } from './workers-section';
 const JOBS = Number(process.env['BENCH_JOBS'] ?? 100_000);
 const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
 const ACCOUNTING_JOBS = Math.min(JOBS, 20_000);
+/** Chains of CHAIN_STEPS no-op steps per run of the workflow section. */
+const CHAINS = Number(process.env['BENCH_CHAINS'] ?? 2_000);
+const CHAIN_STEPS = 10;
 /** Runs per side when the event log's cost is measured: on and off alternate, so drift in the machine hits both. */
 const EVENT_LOG_RUNS = Number(process.env['BENCH_EVENT_LOG_RUNS'] ?? 3);
 /** Runs per side when uniqueness's cost is measured, alternating in the same way. */
@@ -209,6 +215,36 @@ async function uniqueSection(): Promise<void> {
   );
 }
 
+const chainFigure = (r: ChainResult): string => {
+  const perSecond = `${Math.round(r.rate).toLocaleString('en-US')} chains/s`.padEnd(14);
+  return `${perSecond} added per step ${ms(percentiles(r.stepGaps))}`;
+};
+
+/**
+ * Workflows: chains of CHAIN_STEPS no-op steps, chains per second and the
+ * time each step adds (from one step's handler returning to the next one's
+ * starting), on each store, and BullMQ's flows (a chain as a tree of
+ * parents) on the same redis-server.
+ */
+async function workflowSection(): Promise<void> {
+  print(
+    `\nWorkflows: ${CHAINS.toLocaleString('en-US')} chains of ${CHAIN_STEPS} no-op steps per run; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`,
+  );
+  await phases.run('workflows', () =>
+    withRedis(async (redis) => {
+      for (const [store, env] of storesOf(redis)) {
+        await phases.run(`workflows ${store}`, async () => {
+          const result = await withServer(env, (address) => ojsChains(address, CHAINS, CHAIN_STEPS, `chains-${store.toLowerCase()}`));
+          print(`  OJS ${store.padEnd(7)} ${chainFigure(result)}`);
+        });
+      }
+      await phases.run('workflows BullMQ', async () => {
+        print(`  BullMQ flows ${chainFigure(await bullmqChains(redis.port, CHAINS, CHAIN_STEPS, 'bullmq'))}`);
+      });
+    }),
+  );
+}
+
 /** BENCH_ONLY picks one section; the workers section (many minutes) runs only when picked. */
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
@@ -216,6 +252,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'redis') await redisSection();
   if (only === undefined || only === 'events') await eventLogSection();
   if (only === undefined || only === 'unique') await uniqueSection();
+  if (only === undefined || only === 'workflows') await workflowSection();
   if (only === 'workers') await workersSection(phases);
   print(phases.summary());
 }

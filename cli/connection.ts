@@ -4,6 +4,7 @@ import { errorDetailsClientMiddleware } from 'nice-grpc-error-details';
 import { JobServiceDefinition } from '../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../gen/ojs/server/v1/schedule_service';
+import { WorkflowServiceDefinition } from '../gen/ojs/server/v1/workflow_service';
 import { parseDuration } from '../lib/duration';
 import { bearerToken, resolveChannelSecurity, type ChannelSecurity, type SecurityOptions } from '../packages/sdk/src';
 import { usageError } from './exit-codes';
@@ -27,6 +28,7 @@ export interface Connection {
   readonly jobs: ReturnType<typeof createJobClient>;
   readonly operator: ReturnType<typeof createOperatorClient>;
   readonly schedules: ReturnType<typeof createScheduleClient>;
+  readonly workflows: ReturnType<typeof createWorkflowClient>;
   /** The deadline of a unary call (--call-timeout): what a long call (jobs wait) allows on top of its own wait. */
   readonly callTimeoutMs: number;
   close(): void;
@@ -39,6 +41,7 @@ type ClientFactory = typeof baseFactory;
 const createJobClient = (factory: ClientFactory, channel: Channel) => factory.create(JobServiceDefinition, channel);
 const createOperatorClient = (factory: ClientFactory, channel: Channel) => factory.create(OperatorServiceDefinition, channel);
 const createScheduleClient = (factory: ClientFactory, channel: Channel) => factory.create(ScheduleServiceDefinition, channel);
+const createWorkflowClient = (factory: ClientFactory, channel: Channel) => factory.create(WorkflowServiceDefinition, channel);
 
 /**
  * A deadline of `ms` on every unary call that brings none of its own, so
@@ -70,6 +73,7 @@ export function connect(options: ConnectionOptions): Connection {
     jobs: createJobClient(factory, channel),
     operator: createOperatorClient(factory, channel),
     schedules: createScheduleClient(factory, channel),
+    workflows: createWorkflowClient(factory, channel),
     callTimeoutMs,
     close: () => channel.close(),
   };

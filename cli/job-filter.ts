@@ -11,6 +11,7 @@ export interface JobFilterOptions {
   queue?: string;
   type?: string;
   schedule?: string;
+  workflow?: string;
   errorType?: string;
   createdAfter?: string;
   createdBefore?: string;
@@ -27,6 +28,7 @@ export function addJobFilterOptions(command: Command, withStates: boolean): Comm
     .option('-q, --queue <queue>', 'only jobs of this queue')
     .option('-t, --type <type>', 'only jobs of this type')
     .option('--schedule <name>', 'only jobs made by this cron schedule')
+    .option('--workflow <id>', 'only jobs of this workflow')
     .option('--error-type <type>', 'only jobs whose last error has this type')
     .option('--created-after <time>', `only jobs created after ${TIME_HELP}`)
     .option('--created-before <time>', `only jobs created before ${TIME_HELP}`)
@@ -40,6 +42,7 @@ export function isNarrowed(options: JobFilterOptions): boolean {
     options.queue,
     options.type,
     options.schedule,
+    options.workflow,
     options.errorType,
     options.createdAfter,
     options.createdBefore,
@@ -55,6 +58,7 @@ export function jobFilter(options: JobFilterOptions, nowMs: number): JobFilter {
     queue: options.queue ?? '',
     type: options.type ?? '',
     schedule: options.schedule ?? '',
+    workflowId: options.workflow ?? '',
     errorType: options.errorType ?? '',
     createdAfter: parseTime('--created-after', options.createdAfter, nowMs),
     createdBefore: parseTime('--created-before', options.createdBefore, nowMs),

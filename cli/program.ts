@@ -8,6 +8,7 @@ import { addJobCommands } from './commands/jobs';
 import { addQueueCommands } from './commands/queues';
 import { addScheduleCommands } from './commands/schedules';
 import { addWorkerCommands } from './commands/workers';
+import { addWorkflowCommands } from './commands/workflows';
 import { CliError, ExitCode, exitCodeOfStatus } from './exit-codes';
 
 /** Exit code of an interrupted command (128 + SIGINT), as shells report it. */
@@ -16,7 +17,9 @@ const INTERRUPTED = 130;
 /** The `ojs` command line: global connection flags, then one group of subcommands per thing an operator steers. */
 export function buildProgram(): Command {
   const program = new Command('ojs')
-    .description('Operate an OJS job server: enqueue jobs, inspect and steer jobs, queues, cron schedules, workers and the dead letter.')
+    .description(
+      'Operate an OJS job server: enqueue jobs, inspect and steer jobs, queues, cron schedules, workflows, workers and the dead letter.',
+    )
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .addOption(new Option('-s, --server <host:port>', 'the server').env('OJS_SERVER').default('127.0.0.1:9090'))
@@ -43,6 +46,7 @@ export function buildProgram(): Command {
   addDeadLetterCommands(program);
   addQueueCommands(program);
   addScheduleCommands(program);
+  addWorkflowCommands(program);
   addWorkerCommands(program);
   addEventCommands(program);
   return program;

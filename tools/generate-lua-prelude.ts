@@ -6,7 +6,7 @@ import { RUN_RANK_END, RUN_SEQUENCE_SPAN } from '../src/domain/job-query';
 import { canTransition, isTerminal } from '../src/domain/job-state-machine';
 import { PRIORITY_MAX, PRIORITY_MIN } from '../src/domain/job-submission';
 import { leaseToken } from '../src/domain/lease';
-import { TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/domain/limits';
+import { PARENT_RESULTS_INLINE_BYTES, TIMESTAMP_MAX_MS, TIMESTAMP_MIN_MS } from '../src/domain/limits';
 import { MAX_PAGE_SIZE } from '../src/domain/paging';
 import { MAX_ACTIVE_LIMIT, MAX_RATE_LIMIT, MAX_RATE_PERIOD_MS, MIN_RATE_PERIOD_MS } from '../src/domain/queue-limits';
 import { RATE_LIMIT_EVENT_MIN_WINDOW_MS } from '../src/domain/rate-limit-events';
@@ -150,6 +150,8 @@ local TERMINAL_WORKFLOW = ${luaSet(WORKFLOW_STATES.filter(isTerminalWorkflowStat
 -- Workflow node statuses (workflow-run.ts) that are settled, and those its dependents count as a failure.
 local NODE_SETTLED = ${luaSet(Object.values(NODE_STATUSES).filter(isNodeSettled))}
 local NODE_FAILURE = ${luaSet(Object.values(NODE_STATUSES).filter(isNodeFailure))}
+-- Most bytes of results a workflow job's parent_results inlines (limits.ts PARENT_RESULTS_INLINE_BYTES).
+local PARENT_RESULTS_INLINE_BYTES = ${PARENT_RESULTS_INLINE_BYTES}
 `;
 }
 

@@ -14,12 +14,22 @@ const RELOAD_GAP_MS = 250;
 
 /**
  * Data loaded from the API and loaded again whenever the event stream
- * (filtered by `events`) tells that something changed: the numbers come
- * from the server's own rules, the events only say when to ask again.
+ * (filtered by `events`, then by `isRelevant` when given) tells that
+ * something changed: the numbers come from the server's own rules, the
+ * events only say when to ask again. `isRelevant` is for what the stream's
+ * filters cannot say (the jobs of a workflow may be more than a filter
+ * lists); the latest one given is used.
  */
-export function useLive<T>(load: () => Promise<T>, events: Record<string, string> | undefined, deps: readonly unknown[]): Live<T> {
+export function useLive<T>(
+  load: () => Promise<T>,
+  events: Record<string, string> | undefined,
+  deps: readonly unknown[],
+  isRelevant?: (event: ApiEvent) => boolean,
+): Live<T> {
   const [state, setState] = useState<{ data?: T; error?: string }>({});
   const reloadRef = useRef<() => void>(() => undefined);
+  const relevantRef = useRef(isRelevant);
+  relevantRef.current = isRelevant;
   useEffect(() => {
     const abort = new AbortController();
     let isLoading = false;
@@ -54,7 +64,10 @@ export function useLive<T>(load: () => Promise<T>, events: Record<string, string
     };
     reloadRef.current = run;
     run();
-    if (events !== undefined) void followEvents(events, (_event: ApiEvent) => schedule(), abort.signal);
+    const onEvent = (event: ApiEvent): void => {
+      if (relevantRef.current?.(event) ?? true) schedule();
+    };
+    if (events !== undefined) void followEvents(events, onEvent, abort.signal);
     return () => {
       abort.abort();
       clearTimeout(timer);

@@ -8,6 +8,7 @@ import { JobsPage } from './pages/jobs';
 import { OverviewPage } from './pages/overview';
 import { QueuesPage } from './pages/queues';
 import { WorkersPage } from './pages/workers';
+import { WorkflowPage } from './pages/workflow';
 
 const PAGES = [
   { path: '', title: 'Overview' },
@@ -27,12 +28,14 @@ function readRoute(): Route {
   return { path: path.split('/').map(decodeURIComponent), search };
 }
 
-/** The page named by the URL's hash (#/workers, #/jobs/<id>, #/jobs?queue=q): the server serves one document. */
+/** The page named by the URL's hash (#/workers, #/jobs/<id>, #/jobs?queue=q, #/workflows/<id>): the server serves one document. */
 function useRoute(): Route {
   const [route, setRoute] = useState(readRoute);
   useEffect(() => {
     const changed = (): void => setRoute(readRoute());
     addEventListener('hashchange', changed);
+    // The hash may have changed between the first render and this effect, with nobody listening yet.
+    changed();
     return () => removeEventListener('hashchange', changed);
   }, []);
   return route;
@@ -144,6 +147,7 @@ function Shell({ session, onSignOut }: { session: ApiSession; onSignOut: () => v
         {page === 'jobs' && id !== undefined && <JobPage id={id} session={session} />}
         {page === 'dead-letter' && <DeadLetterPage session={session} />}
         {page === 'workers' && <WorkersPage session={session} />}
+        {page === 'workflows' && id !== undefined && <WorkflowPage id={id} session={session} />}
       </main>
     </>
   );

@@ -12,6 +12,7 @@ import { Settlement } from './settlement';
 import { WorkerOwners } from './worker-owners';
 import { WorkerRegistry } from './worker-registry';
 import { WorkerStreams } from './worker-streams';
+import { Workflows } from './workflows';
 
 /** The use cases of the server, wired over one store. */
 export interface Application {
@@ -29,6 +30,7 @@ export interface Application {
   readonly queues: QueueAdmin;
   readonly results: JobResults;
   readonly schedules: Schedules;
+  readonly workflows: Workflows;
 }
 
 export function createApplication(context: AppContext): Application {
@@ -48,5 +50,6 @@ export function createApplication(context: AppContext): Application {
     queues: new QueueAdmin(context),
     results: new JobResults(context),
     schedules: new Schedules(context, new CronerCalendar()),
+    workflows: new Workflows(context),
   };
 }

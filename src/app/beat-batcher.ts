@@ -12,7 +12,10 @@ interface QueuedBeat {
  * the store a call per batch rather than per beat (on Redis, a script
  * call each). A beat waits at most until the loop's check phase
  * (setImmediate): no timer, so no added latency when the loop is idle.
- * A batch that reaches MAX_BEATS_PER_CALL goes at once.
+ * While a call is under way, the beats that arrive wait for it to end and
+ * go together in the next one (as a database groups commits): the busier
+ * the store, the larger the batches, and a worker's beats reach the store
+ * in order. A batch that reaches MAX_BEATS_PER_CALL goes at once.
  *
  * Each caller gets its own beat's outcome; a failure of the whole call
  * (the store unreachable) rejects every beat of the batch with it, as
@@ -21,6 +24,8 @@ interface QueuedBeat {
 export class BeatBatcher {
   private queued: QueuedBeat[] = [];
   private isFlushScheduled = false;
+  /** Store calls under way. */
+  private inFlight = 0;
 
   constructor(private readonly store: Pick<JobStore, 'recordBeats'>) {}
 
@@ -40,14 +45,19 @@ export class BeatBatcher {
 
   private flush(): void {
     const batch = this.queued;
-    if (batch.length === 0) return;
+    if (batch.length === 0 || (this.inFlight > 0 && batch.length < MAX_BEATS_PER_CALL)) return;
     this.queued = [];
+    this.inFlight += 1;
     // Called here, not awaited: a store that throws synchronously still rejects through the promise.
     Promise.resolve()
       .then(() => this.store.recordBeats(batch.map(({ params }) => params)))
       .then(
         (outcomes) => batch.forEach(({ resolve }, i) => resolve(outcomes[i]!)),
         (error: unknown) => batch.forEach(({ reject }) => reject(error)),
-      );
+      )
+      .finally(() => {
+        this.inFlight -= 1;
+        this.flush();
+      });
   }
 }

@@ -1,4 +1,3 @@
-import { sha256Hex } from '../../lib/sha256';
 import { assertField } from '../domain/errors';
 import { jobIdProblem } from '../domain/identifiers';
 import type { Job } from '../domain/job';
@@ -8,6 +7,7 @@ import { transitionOf } from '../domain/transition';
 import type { EnqueueOutcome, StateChange } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue, isUnscoped, visibleJob } from './caller-scope';
+import { jobCreation } from './job-creation';
 
 /** W3C trace context of the call that enqueues, stored in meta (ojs-distributed-tracing 6.1). */
 export interface TraceContext {
@@ -33,19 +33,10 @@ export class JobCommands {
     options: { pending: boolean; trace?: TraceContext },
   ): Promise<EnqueueOutcome[]> {
     const { ctx } = this;
-    const jobs = buildJobs(withTraceContext(withTenantUniqueness(caller, submissions), options.trace), {
-      now: ctx.clock.now(),
-      newId: () => ctx.entropy.newJobId(),
-      digest: sha256Hex,
-      defaults: {
-        timeoutMs: ctx.settings.jobTimeoutMs,
-        visibilityTimeoutMs: ctx.settings.visibilityTimeoutMs,
-        gracePeriodMs: ctx.settings.jobGracePeriodMs,
-        heartbeatTimeoutMs: ctx.settings.jobHeartbeatTimeoutMs,
-      },
-      limits: ctx.limits,
-      pending: options.pending,
-    });
+    const jobs = buildJobs(
+      withTraceContext(withTenantUniqueness(caller, submissions), options.trace),
+      jobCreation(ctx, ctx.clock.now(), { pending: options.pending }),
+    );
     jobs.forEach((job, i) => assertMayUseQueue(caller, `jobs[${i}].queue`, job.queue));
     const outcomes = await ctx.store.enqueue(jobs);
     ctx.telemetry.jobTransitions(

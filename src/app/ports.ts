@@ -1,5 +1,6 @@
 import type { JobState } from '../domain/job';
 import type { JobTransition, WorkerTransition } from '../domain/transition';
+import type { WorkflowPlan } from '../domain/workflow-plan';
 
 /** Structured logger (pino's calling convention: context object, then message). */
 export interface Logger {
@@ -29,6 +30,13 @@ export interface Telemetry {
   /** Job state changes this replica made (each replica reports its own, so counters sum across replicas). */
   jobTransitions(transitions: readonly JobTransition[]): void;
   workerTransition(transition: WorkerTransition): void;
+  /**
+   * A workflow was created: its span (ojs.workflow, a child of the
+   * producer's `traceparent` when given). Returns the traceparent its jobs
+   * carry so that the workflow is one trace; undefined when there is no
+   * trace to join (tracing off and no producer context).
+   */
+  workflowCreated(plan: WorkflowPlan, traceparent?: string): string | undefined;
   /** Where the heartbeat-age gauge reads from when metrics are collected. */
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void;
   /**

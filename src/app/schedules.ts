@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../lib/sha256';
 import { assertField, scheduleNotFound, type FieldViolation } from '../domain/errors';
 import type { Job } from '../domain/job';
-import { buildJob, DEFAULT_QUEUE, type JobCreation, type JobSubmission, type SubmissionProblems } from '../domain/job-submission';
+import { buildJob, DEFAULT_QUEUE, type JobSubmission, type SubmissionProblems } from '../domain/job-submission';
 import { mayUseQueue, type Principal } from '../domain/principal';
 import type { Page, PageRequest } from '../domain/paging';
 import {
@@ -17,6 +17,7 @@ import { transitionOf } from '../domain/transition';
 import type { FireTicksParams } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue } from './caller-scope';
+import { jobCreation } from './job-creation';
 
 /** Most due schedules one pass fires; the rest wait for the next pass. */
 export const SCHEDULE_BATCH = 100;
@@ -139,7 +140,7 @@ export class Schedules {
     const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
     const job = buildJob(
       tickSubmission(schedule, tick),
-      this.creation(now, () => tickJobId(schedule.name, tick, sha256Hex)),
+      jobCreation(this.ctx, now, { newId: () => tickJobId(schedule.name, tick, sha256Hex) }),
       'template',
       problems,
     );
@@ -149,34 +150,12 @@ export class Schedules {
   /** What is wrong with a template, as a job built from it now would show. */
   private templateProblems(template: JobSubmission, now: number): FieldViolation[] {
     const problems: SubmissionProblems = { violations: [], oversized: [], answerBytes: 0 };
-    buildJob(
-      template,
-      this.creation(now, () => this.ctx.entropy.newJobId()),
-      'template',
-      problems,
-    );
+    buildJob(template, jobCreation(this.ctx, now), 'template', problems);
     const oversized = problems.oversized.map(({ field, bytes, maxBytes }) => ({
       field,
       description: `is ${bytes} bytes, more than ${maxBytes}`,
     }));
     return [...problems.violations, ...oversized];
-  }
-
-  private creation(now: number, newId: () => string): JobCreation {
-    const { settings, limits } = this.ctx;
-    return {
-      now,
-      newId,
-      digest: sha256Hex,
-      defaults: {
-        timeoutMs: settings.jobTimeoutMs,
-        visibilityTimeoutMs: settings.visibilityTimeoutMs,
-        gracePeriodMs: settings.jobGracePeriodMs,
-        heartbeatTimeoutMs: settings.jobHeartbeatTimeoutMs,
-      },
-      limits,
-      pending: false,
-    };
   }
 
   private queueOf(template: JobSubmission): string {

@@ -102,6 +102,17 @@ export function scheduleNotFound(name: string): OjsError {
   return new OjsError('not_found', `schedule ${quote(name)} not found`, { metadata: { schedule_name: quote(name) } });
 }
 
+export function workflowNotFound(workflowId: string): OjsError {
+  return new OjsError('not_found', `workflow ${quote(workflowId)} not found`, { metadata: { workflow_id: quote(workflowId) } });
+}
+
+/** A pending job of a workflow becomes available when its workflow says, never by ActivateJob. */
+export function waitsForWorkflow(jobId: string, workflowId: string): OjsError {
+  return new OjsError('invalid_state', `job ${quote(jobId)} waits for its workflow ${quote(workflowId)}: it cannot be activated`, {
+    metadata: { job_id: quote(jobId), workflow_id: quote(workflowId), from_state: 'pending', to_state: 'available' },
+  });
+}
+
 export function workerNotFound(workerId: string): OjsError {
   return new OjsError('not_found', `worker ${quote(workerId)} is not registered`, { metadata: { worker_id: quote(workerId) } });
 }

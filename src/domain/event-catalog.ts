@@ -10,6 +10,7 @@ import type {
   RecordedFact,
   ScheduleFact,
   WorkerFact,
+  WorkflowFact,
 } from './event-facts';
 import { isCursor } from './event-facts';
 import type { JsonObject, JsonValue } from './json';
@@ -53,6 +54,14 @@ export const EVENT_TYPES = [
   // ojs-rate-limiting 11.1, for queue limits (sampled: rate-limit-events.ts).
   'rate_limit.exceeded',
   'rate_limit.released',
+  // ojs-events 3.5 and ojs-workflows appendix B.
+  'workflow.created',
+  'workflow.started',
+  'workflow.step_completed',
+  'workflow.step_failed',
+  'workflow.completed',
+  'workflow.failed',
+  'workflow.cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -168,6 +177,8 @@ export function eventDraftsOf(fact: EventFact): EventDraft[] {
       return [scheduleDraft(fact)];
     case 'rate_limit':
       return [rateLimitDraft(fact)];
+    case 'workflow':
+      return [workflowDraft(fact)];
   }
 }
 
@@ -370,6 +381,33 @@ function rateLimitDraft(fact: RateLimitFact): EventDraft {
   const component = fact.change === 'released' && fact.jobId === undefined ? 'api' : 'scheduler';
   const draft: EventDraft = { type, time: fact.at, subject: key, data, queue: fact.queue, component };
   if (fact.jobId !== undefined) draft.jobId = fact.jobId;
+  return draft;
+}
+
+/**
+ * A workflow event (ojs-events 3.5): the workflow is the subject; a step's
+ * event names its job too, so that watchers of that job see it.
+ */
+function workflowDraft(fact: WorkflowFact): EventDraft {
+  const data = compact({
+    workflow_id: fact.workflowId,
+    workflow_name: fact.name,
+    workflow_type: fact.workflowType,
+    total_steps: fact.jobCount,
+    step_id: fact.step,
+    step_type: fact.stepType,
+    job_id: fact.jobId,
+    duration_ms: fact.durationMs,
+    steps_remaining: fact.stepsRemaining,
+    failed_step_id: fact.failedStep,
+    failed_step_type: fact.failedStepType,
+    failed_job_id: fact.failedJobId,
+    trace_id: traceIdOf(fact.traceparent),
+  });
+  const component = fact.change === 'created' || fact.change === 'cancelled' ? 'api' : 'scheduler';
+  const draft: EventDraft = { type: `workflow.${fact.change}`, time: fact.at, subject: fact.workflowId, data, component };
+  if (fact.jobId !== undefined) draft.jobId = fact.jobId;
+  if (fact.stepType !== undefined) draft.jobType = fact.stepType;
   return draft;
 }
 

@@ -2,6 +2,7 @@ import type { HandlerCode, JobError, JobState } from './job';
 import type { JsonObject } from './json';
 import type { RateLimitStrategy } from './rate-limit-events';
 import type { WorkerState } from './worker';
+import type { WorkflowFact } from './workflow-facts';
 
 /**
  * What a store records in its event log, in the same atomic step as the
@@ -9,10 +10,12 @@ import type { WorkerState } from './worker';
  * of the lifecycle events; event-catalog.ts derives the events (one fact
  * may stand for two, such as job.failed and job.retrying) when they are read.
  */
-export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact | ScheduleFact | RateLimitFact;
+export type EventFact = JobFact | ProgressFact | WorkerFact | QueueFact | ScheduleFact | RateLimitFact | WorkflowFact;
+
+export type { WorkflowFact };
 
 /** Why a job entered available, when that is not plain enqueueing (event data `reason`). */
-export type JobEntryReason = 'activated' | 'due' | 'retry' | 'manual_retry' | 'undelivered';
+export type JobEntryReason = 'activated' | 'due' | 'retry' | 'manual_retry' | 'undelivered' | 'workflow';
 
 /** The part of an error an event carries: enough to alert on, bounded in size. */
 export interface ErrorSummary {

@@ -1,5 +1,5 @@
 import { invalidRequest } from './errors';
-import { errorTypeProblem, jobTypeProblem, queueNameProblem } from './identifiers';
+import { errorTypeProblem, jobIdProblem, jobTypeProblem, queueNameProblem } from './identifiers';
 import { PRIORITY_MAX, PRIORITY_MIN } from './job-submission';
 import { isTerminal } from './job-state-machine';
 import { JOB_STATES, type JobState } from './job';
@@ -19,6 +19,8 @@ export interface JobFilter {
   type?: string;
   /** Only the jobs a cron schedule made (meta.cron_name). */
   schedule?: string;
+  /** Only the jobs of a workflow (Job.workflow). */
+  workflow?: string;
   /** Only jobs whose last error has this type (dead-letter search). */
   errorType?: string;
   /** Only discarded jobs put in the dead letter set (true), or only those not (false). */
@@ -46,7 +48,7 @@ export interface JobQuery {
   maxBytes: number;
   /**
    * Most jobs one call examines for the filters no index answers (type,
-   * schedule, error type, dead letter, off-index times, the queue of active jobs),
+   * schedule, workflow, error type, dead letter, off-index times, the queue of active jobs),
    * and most queues it visits for available jobs.
    */
   scanBudget: number;
@@ -131,6 +133,8 @@ export interface JobFilterInput {
   queue: string;
   type: string;
   schedule: string;
+  /** '' for none. */
+  workflow?: string;
   errorType: string;
   deadLetter?: boolean;
   createdAfter?: number;
@@ -154,6 +158,8 @@ export function checkJobFilter(input: JobFilterInput, path = 'filter'): JobFilte
   if (type !== undefined) filter.type = type;
   const schedule = check('schedule', input.schedule, scheduleNameProblem);
   if (schedule !== undefined) filter.schedule = schedule;
+  const workflow = check('workflow_id', input.workflow ?? '', jobIdProblem);
+  if (workflow !== undefined) filter.workflow = workflow;
   const errorType = check('error_type', input.errorType, errorTypeProblem);
   if (errorType !== undefined) filter.errorType = errorType;
   if (input.deadLetter !== undefined) filter.deadLetter = input.deadLetter;
@@ -185,6 +191,7 @@ export function matchesFilter(
     completedAt?: number;
     deadLetter: boolean;
     error?: { type: string };
+    workflow?: { id: string };
   },
   filter: JobFilter,
 ): boolean {
@@ -192,6 +199,7 @@ export function matchesFilter(
   if (filter.queue !== undefined && job.queue !== filter.queue) return false;
   if (filter.type !== undefined && job.type !== filter.type) return false;
   if (filter.schedule !== undefined && job.meta[CRON_NAME_META] !== filter.schedule) return false;
+  if (filter.workflow !== undefined && job.workflow?.id !== filter.workflow) return false;
   if (filter.errorType !== undefined && job.error?.type !== filter.errorType) return false;
   if (filter.deadLetter !== undefined && (job.state !== 'discarded' || job.deadLetter !== filter.deadLetter)) return false;
   if (filter.createdAfter !== undefined && job.createdAt < filter.createdAfter) return false;

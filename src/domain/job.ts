@@ -91,6 +91,24 @@ export interface Job {
   progressData?: JsonObject;
   /** The last checkpoint any attempt saved, for the next one to resume from. */
   lastCheckpoint?: JsonValue;
+  /** The workflow this job is a step of (ojs-workflows); set at creation, never changed. */
+  workflow?: WorkflowLink;
+  /**
+   * A workflow job's parent_results (ojs-workflows 7): the results of the
+   * steps it depends on, set when it became available. Absent before, and
+   * on jobs that depend on nothing (their parent_results is `{}`).
+   */
+  parentResults?: JsonObject;
+}
+
+/** Where a job stands in its workflow. */
+export interface WorkflowLink {
+  /** The workflow's id. */
+  id: string;
+  /** The job's node in the workflow's plan (domain workflow-plan.ts). */
+  node: number;
+  /** The node's display key: "1.0", "on_failure" (domain PlanNode.key). */
+  step: string;
 }
 
 export { ERROR_HISTORY_LIMIT } from './limits';

@@ -77,6 +77,14 @@ export interface PayloadLimits {
   maxResultBytes: number;
 }
 
+/**
+ * Most bytes of results (their JSON texts) a workflow job's parent_results
+ * inlines; beyond, a result is replaced by a stand-in naming its step
+ * (domain assembleParentResults, ojs-workflows 7.5). With a job of at most
+ * maxJobBytes, a delivery stays within the client's message limit.
+ */
+export const PARENT_RESULTS_INLINE_BYTES = 1024 * 1024;
+
 export const DEFAULT_PAYLOAD_LIMITS: Readonly<PayloadLimits> = Object.freeze({ maxJobBytes: 1024 * 1024, maxResultBytes: 1024 * 1024 });
 
 /** Bytes a string of `chars` UTF-16 units takes in UTF-8, at most. */

@@ -40,7 +40,12 @@ export function createWorkflow(definition: WorkflowDefinition, creation: JobCrea
     const node = plan.nodes[index];
     const path = node?.path ?? '';
     const waits = (node?.dependencies.length ?? 0) > 0;
-    const job = buildJob(submission, { ...creation, pending: creation.pending || waits }, path, problems);
+    const built = buildJob(submission, { ...creation, pending: creation.pending || waits }, path, problems);
+    // A step runs when its workflow says: a time of its own, or a key another job could take it by, would contradict that.
+    if (submission.scheduledAt !== undefined)
+      violations.push({ field: `${path}.scheduled_at`, description: 'is not supported within a workflow' });
+    if (submission.unique !== undefined) violations.push({ field: `${path}.unique`, description: 'is not supported within a workflow' });
+    const job: Job = { ...built, workflow: { id: plan.id, node: index, step: node?.key ?? '' } };
     if (submission.id !== undefined && submission.id !== '') {
       const first = pathOfId.get(submission.id);
       if (first !== undefined) violations.push({ field: `${path}.id`, description: `is also the id of ${first}` });

@@ -38,6 +38,8 @@ export interface WorkflowProgress {
   failedCount: number;
   /** Nodes (joins included) that are settled: the workflow ends when all are. */
   settledCount: number;
+  /** The first job node that failed: the step workflow.failed names. */
+  firstFailed?: number;
 }
 
 export interface WorkflowRun {
@@ -217,7 +219,10 @@ class RunChange {
     this.set(index, { ...this.node(index), status });
     this.progress.settledCount += 1;
     if (isJob && status === 'succeeded') this.progress.completedCount += 1;
-    if (isJob && status === 'failed') this.progress.failedCount += 1;
+    if (isJob && status === 'failed') {
+      this.progress.failedCount += 1;
+      this.progress.firstFailed ??= index;
+    }
     if (isJob && (status === 'cancelled' || status === 'skipped')) this.withdrawn.push(index);
   }
 

@@ -16,8 +16,11 @@ export type CancelReason = 'not_triggered' | 'upstream_failed' | 'workflow_cance
 /** What the store knows of a node's job. */
 export interface StepJob {
   id: string;
+  queue: string;
   state: JobState;
   attempt: number;
+  startedAt?: number;
+  completedAt?: number;
   result?: JsonValue;
 }
 
@@ -31,6 +34,9 @@ export interface StepView {
   cancelReason?: CancelReason;
   jobId?: string;
   attempts: number;
+  /** When its job's last attempt started, and when its job finished. */
+  startedAt?: number;
+  completedAt?: number;
   result?: JsonValue;
 }
 
@@ -74,6 +80,8 @@ export function workflowView(plan: WorkflowPlan, run: WorkflowRun, jobOf: (index
       };
       if (step.state === 'cancelled') step.cancelReason = cancelReason(plan, run, index);
       if (job !== undefined) step.jobId = job.id;
+      if (job?.startedAt !== undefined) step.startedAt = job.startedAt;
+      if (job?.completedAt !== undefined) step.completedAt = job.completedAt;
       if (job?.result !== undefined) step.result = job.result;
       return step;
     }),

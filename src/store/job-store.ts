@@ -11,6 +11,10 @@ import type { RetentionPolicy } from '../domain/retention';
 import type { Schedule, ScheduleSpec } from '../domain/schedule';
 import type { MissedTicks } from '../domain/schedule-tick';
 import type { Worker, WorkerState } from '../domain/worker';
+import type { NewWorkflow } from '../domain/workflow-creation';
+import type { WorkflowPlan } from '../domain/workflow-plan';
+import type { WorkflowRun } from '../domain/workflow-run';
+import type { StepJob } from '../domain/workflow-view';
 import type { PublishedSignal, StoreSignal } from './store-signal';
 
 /**
@@ -36,7 +40,7 @@ export interface EnqueueOutcome {
   replaced?: JobTransition;
 }
 
-export interface JobStore extends ScheduleStore {
+export interface JobStore extends ScheduleStore, WorkflowStore {
   /**
    * Stores new jobs, all or none. Fails with `duplicate` if an id is taken.
    * A job with a unique policy (domain unique-policy.ts) is checked against
@@ -110,7 +114,12 @@ export interface JobStore extends ScheduleStore {
   /** When active jobs last showed signs of life (lease renewal), at most `limit` of them: for the heartbeat-age gauge. */
   listActiveHeartbeats(limit: number): Promise<{ queue: string; renewedAt: number }[]>;
 
-  /** Removes terminal jobs past their retention, oldest first; returns how many. */
+  /**
+   * Removes terminal jobs past their retention, oldest first; returns how
+   * many. Ended workflows go with the retention of their end (completed:
+   * completedMs, failed: discardedMs, cancelled: cancelledMs), in the same
+   * pass, uncounted; their jobs follow their own retention.
+   */
   pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number>;
 
   registerWorker(worker: Worker): Promise<void>;
@@ -552,3 +561,59 @@ export interface FireTicksParams {
 }
 
 export type FireTicksOutcome = { fired: false } | { fired: true; schedule: Schedule; enqueued?: EnqueueOutcome };
+
+/**
+ * Workflows (domain workflow-*.ts). A store advances a workflow itself, in
+ * the same atomic step as the job change that causes it, whichever
+ * operation makes it (ack, fail, recovery, a worker's removal, cancel,
+ * expiry): a workflow job that completes, or is discarded or cancelled,
+ * settles its node (domain settleNode: `succeeded`, or `failed`); the jobs
+ * of the nodes that this decides become available (reason `workflow`,
+ * with their parent_results: domain assembleParentResults, inlined up to
+ * PARENT_RESULTS_INLINE_BYTES) or are cancelled; the first of its jobs to
+ * start makes a pending workflow running (domain startWorkflow). Each
+ * advance records its facts (domain workflowFacts). A job's result is
+ * copied to its workflow when its node succeeds, so parent_results and
+ * GetWorkflow do not depend on the job's own retention.
+ *
+ * A pending workflow job waits for its workflow: ActivateJob refuses it
+ * (invalid_state).
+ */
+export interface WorkflowStore {
+  /**
+   * Stores a workflow (its plan, run and jobs: available for the nodes
+   * enqueued at creation, pending for the others), all or none, and
+   * records workflow.created and its jobs' enqueueing. `duplicate` when
+   * the workflow's id or one of its jobs' ids is taken.
+   */
+  createWorkflow(workflow: NewWorkflow): Promise<void>;
+  /** A workflow as it stands; undefined when there is none (or retention removed it). */
+  getWorkflow(workflowId: string): Promise<WorkflowRecord | undefined>;
+  /**
+   * Cancels a workflow (domain cancelWorkflow) and every job of it that
+   * has not settled, active ones included (their workers are told,
+   * jobsCancelled). not_found when there is none; invalid_state when it
+   * has ended. Returns the workflow as it then stands and its jobs' transitions.
+   */
+  cancelWorkflow(params: CancelWorkflowParams): Promise<{ workflow: WorkflowRecord; transitions: JobTransition[] }>;
+}
+
+export interface CancelWorkflowParams {
+  workflowId: string;
+  now: number;
+  /** Who asked, for the jobs' job.cancelled. */
+  actor?: string;
+}
+
+/** A workflow as a store returns it. */
+export interface WorkflowRecord {
+  plan: WorkflowPlan;
+  run: WorkflowRun;
+  /** The id of each job node's job. */
+  jobIds: string[];
+  /**
+   * Each job node's job as it stands (undefined when retention removed it),
+   * with the result the workflow kept for a node that succeeded.
+   */
+  jobs: (StepJob | undefined)[];
+}

@@ -3,12 +3,13 @@ import type { HeartbeatAge, QueueJobCounts, Telemetry } from '../app/ports';
 import { eventDraftsOf, type EventDraft } from '../domain/event-catalog';
 import type { TimeoutKind } from '../domain/timeouts';
 import type { JobTransition, WorkerTransition } from '../domain/transition';
+import type { WorkflowPlan } from '../domain/workflow-plan';
 import { eventAttributes, timeoutKindOf } from './event-attributes';
 import { JobMetrics } from './job-metrics';
 import { observeQueueGauges } from './queue-gauges';
 import { singleFlight } from './single-flight';
 import { ATTR, METRIC, SPAN } from './telemetry-names';
-import { withJobTrace } from './trace-context';
+import { formatTraceparent, withJobTrace } from './trace-context';
 
 /**
  * One span per job or worker state transition, and the metrics of
@@ -53,6 +54,23 @@ export class OtelTelemetry implements Telemetry {
       });
     }
     span.end();
+  }
+
+  workflowCreated(plan: WorkflowPlan, traceparent?: string): string | undefined {
+    const parent = withJobTrace(context.active(), traceparent);
+    const name = plan.name === '' ? SPAN.workflow : `${SPAN.workflow} ${plan.name}`;
+    const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL }, parent);
+    if (span.isRecording()) {
+      span.setAttributes({
+        [ATTR.messagingSystem]: 'ojs',
+        [ATTR.workflowId]: plan.id,
+        [ATTR.workflowType]: plan.type,
+        [ATTR.workflowName]: plan.name,
+        [ATTR.workflowJobCount]: plan.jobCount,
+      });
+    }
+    span.end();
+    return formatTraceparent(span.spanContext());
   }
 
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void {

@@ -4,6 +4,8 @@ export const SPAN = {
   workerTransition: 'ojs.worker.transition',
   /** A timeout event (timeouts.md 11.1), as a child of its transition's span. */
   jobEvent: 'ojs.job.event',
+  /** ojs-events 8.4: "ojs.workflow {workflow_name}"; the name is added when the workflow has one. */
+  workflow: 'ojs.workflow',
 } as const;
 
 export const ATTR = {
@@ -19,6 +21,10 @@ export const ATTR = {
   workerStateFrom: 'ojs.worker.state.from',
   workerStateTo: 'ojs.worker.state.to',
   workerReason: 'ojs.worker.reason',
+  workflowId: 'ojs.workflow.id',
+  workflowType: 'ojs.workflow.type',
+  workflowName: 'ojs.workflow.name',
+  workflowJobCount: 'ojs.workflow.job_count',
   eventType: 'ojs.event.type',
   timeoutKind: 'ojs.timeout.kind',
   limitSeconds: 'ojs.timeout.limit_seconds',

@@ -28,3 +28,9 @@ export function withJobTrace(base: Context, traceparent: string | undefined): Co
   const parent = parseTraceparent(traceparent);
   return parent === undefined ? base : trace.setSpanContext(base, parent);
 }
+
+/** A span context as a version 00 traceparent; undefined for an invalid one (a no-op tracer's without a parent). */
+export function formatTraceparent(span: SpanContext): string | undefined {
+  if (!isSpanContextValid(span)) return undefined;
+  return `00-${span.traceId}-${span.spanId}-${span.traceFlags.toString(16).padStart(2, '0')}`;
+}

@@ -18,7 +18,7 @@ import { isTerminalWorkflowState } from '../../src/domain/workflow-state-machine
 import { RedisKeys } from '../../src/store/redis/keys';
 import { readString } from '../../src/store/redis/reply';
 import { scriptPrologue } from '../../src/store/redis/script-runner';
-import { libraryPrelude, WORKFLOW_LIBRARY } from '../../src/store/redis/scripts';
+import { libraryPrelude } from '../../src/store/redis/scripts';
 import { decodeWorkflow, encodeWorkflowPlan, encodeWorkflowRun } from '../../src/store/redis/workflow-codec';
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { propertyParameters } from '../support/property';
@@ -55,7 +55,7 @@ local function reply(advance, problem, state)
   return { 'ok', advance.enqueue, advance.withdrawn, advance.changed, advance.transitions, advance.enqueueJobs, advance.withdrawnJobs }
 end
 if op == 'start' then return reply(workflowStart(id, tonumber(ARGV[4]))) end
-if op == 'settle' then return reply(workflowSettle(id, tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]))) end
+if op == 'settle' then return reply(workflowSettle(id, tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= '' and ARGV[7] or nil)) end
 if op == 'cancel' then return reply(workflowCancel(id, tonumber(ARGV[4]))) end
 if op == 'parents' then return workflowParentResults(id, tonumber(ARGV[4]), ARGV[5] ~= '' and tonumber(ARGV[5]) or nil) end
 return redis.error_reply('unknown op ' .. tostring(op))`;
@@ -67,7 +67,7 @@ beforeAll(async () => {
   redis = await RedisServerProcess.start();
   client = new Redis(redis.url, { lazyConnect: true });
   await client.connect();
-  sha = readString(await client.call('script', 'load', `${libraryPrelude([WORKFLOW_LIBRARY])}\n${DISPATCH}`), 'script sha');
+  sha = readString(await client.call('script', 'load', `${libraryPrelude()}\n${DISPATCH}`), 'script sha');
 });
 afterAll(async () => {
   client?.disconnect();
@@ -85,8 +85,9 @@ class LuaWorkflows {
     return this.call(['start', id, now]);
   }
 
-  settle(id: string, node: number, outcome: string, now: number): Promise<unknown> {
-    return this.call(['settle', id, node, outcome, now]);
+  /** Settles a node; a result (JSON text) is copied to the run when the node succeeds by this, as the store's settlements do. */
+  settle(id: string, node: number, outcome: string, now: number, result?: string): Promise<unknown> {
+    return this.call(['settle', id, node, outcome, now, result ?? '']);
   }
 
   cancel(id: string, now: number): Promise<unknown> {
@@ -158,19 +159,17 @@ class Differential {
   }
 
   /**
-   * Settles a node; a success stores `result` as ack would (none: no
-   * result). A job whose node has settled otherwise may still complete
-   * with a result (retried by hand): its node gives parent_results none.
+   * Settles a node; a success passes `result` as the store's settlements
+   * pass the job's (none: no result), which the run keeps a copy of. A job
+   * whose node has settled otherwise may still complete with a result
+   * (retried by hand): its node gives parent_results none.
    */
   async settle(node: number, outcome: 'succeeded' | 'failed', result?: unknown): Promise<void> {
     const status = this.run.nodes[node]!.status;
-    if (outcome === 'succeeded' && result !== undefined && status !== 'succeeded') {
-      const json = JSON.stringify(result);
-      await client.hset(this.keys.job + this.jobIds[node]!, 'result', json);
-      if (!isNodeSettled(status)) this.results.set(node, { json, bytes: Buffer.byteLength(json) });
-    }
+    const json = outcome === 'succeeded' && result !== undefined ? JSON.stringify(result) : undefined;
+    if (json !== undefined && !isNodeSettled(status)) this.results.set(node, { json, bytes: Buffer.byteLength(json) });
     const advance = settleNode(this.plan, this.run, node, outcome, NOW);
-    await expectAgreement(this, advance, await this.lua.settle(this.plan.id, node, outcome, NOW));
+    await expectAgreement(this, advance, await this.lua.settle(this.plan.id, node, outcome, NOW, json));
   }
 
   async cancel(): Promise<void> {
@@ -194,7 +193,8 @@ class Differential {
 async function expectAgreement(wf: Differential, advance: WorkflowAdvance, reply: unknown): Promise<void> {
   expect(reply).toEqual(expectedReply(advance, wf.jobIds));
   wf.run = advance.run;
-  expect((await wf.stored()).run).toEqual(hashOf(encodeWorkflowRun(wf.run)));
+  const copies = [...wf.results].flatMap(([node, { json }]) => [`r${node}`, json]);
+  expect((await wf.stored()).run).toEqual(hashOf([...encodeWorkflowRun(wf.run), ...copies]));
   for (const node of advance.enqueue) {
     const domain = assembleParentResults(wf.plan, node, (source) => wf.results.get(source), wf.maxInlineBytes);
     expect(await wf.lua.parentResults(wf.plan.id, node, wf.maxInlineBytes)).toBe(domain);

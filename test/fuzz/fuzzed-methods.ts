@@ -6,6 +6,7 @@ import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
+import { WorkflowServiceDefinition } from '../../gen/ojs/server/v1/workflow_service';
 import { loadDescriptorSet } from '../../src/descriptor-set';
 
 /** One RPC the fuzzer calls. */
@@ -24,6 +25,7 @@ const SERVICES: readonly TsProtoServiceDefinition[] = [
   JobServiceDefinition,
   OperatorServiceDefinition,
   ScheduleServiceDefinition,
+  WorkflowServiceDefinition,
   HealthDefinition,
 ];
 

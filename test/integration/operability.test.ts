@@ -14,8 +14,9 @@ const BUF = join(__dirname, '..', '..', 'node_modules', '.bin', 'buf');
 function readmeBufCurlCalls(): [string, string][] {
   const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
   const calls: [string, string][] = [];
-  for (const match of readme.matchAll(/^\$BUF_CURL (\$OPS|http:\/\/127\.0\.0\.1:9090\/[\w.]+)\/(\w+) -d '([^']*)'/gm)) {
-    const service = match[1] === '$OPS' ? 'ojs.server.v1.OperatorService' : match[1]!.slice('http://127.0.0.1:9090/'.length);
+  const services: Record<string, string> = { $OPS: 'ojs.server.v1.OperatorService', $WF: 'ojs.server.v1.WorkflowService' };
+  for (const match of readme.matchAll(/^\$BUF_CURL (\$OPS|\$WF|http:\/\/127\.0\.0\.1:9090\/[\w.]+)\/(\w+) -d '([^']*)'/gm)) {
+    const service = services[match[1]!] ?? match[1]!.slice('http://127.0.0.1:9090/'.length);
     if (match[2] !== 'WatchEvents') calls.push([`${service}/${match[2]}`, match[3]!]);
   }
   return calls;
@@ -56,6 +57,7 @@ describe('operability', () => {
       'ojs.server.v1.OperatorService',
       'ojs.server.v1.ScheduleService',
       'ojs.server.v1.WorkerService',
+      'ojs.server.v1.WorkflowService',
     ]);
     expect(await bufCurl('--reflect-protocol', protocol, '--list-methods', url)).toContain('ojs.server.v1.WorkerService/Beat');
     const reply = JSON.parse(
@@ -73,14 +75,28 @@ describe('operability', () => {
   it("answers every unary call of the README's buf curl block", async () => {
     const calls = readmeBufCurlCalls();
     expect(calls.map(([path]) => path.split('/')[1])).toEqual(
-      expect.arrayContaining(['GetQueueStats', 'ListJobs', 'WaitForJob', 'RegisterSchedule', 'DeleteSchedule']),
+      expect.arrayContaining([
+        'GetQueueStats',
+        'ListJobs',
+        'WaitForJob',
+        'RegisterSchedule',
+        'DeleteSchedule',
+        'CreateWorkflow',
+        'CancelWorkflow',
+      ]),
     );
+    let workflowId: string | undefined;
     const worker = await TestWorker.register(clients, { queues: ['emails'] });
     const [job] = (await clients.jobs.enqueue({ jobs: [{ type: 'email.send', queue: 'emails' }] })).jobs;
     for (const [path, body] of calls) {
-      const request = body.replaceAll('"worker_id":"<id>"', `"worker_id":"${worker.workerId}"`).replaceAll('<id>', job!.id);
+      const request = body
+        .replaceAll('"worker_id":"<id>"', `"worker_id":"${worker.workerId}"`)
+        .replaceAll('"workflow_id":"<id>"', `"workflow_id":"${workflowId ?? '<id>'}"`)
+        .replaceAll('<id>', job!.id);
       const answer = await bufCurl('-d', request, `http://${server.address}/${path}`);
-      expect([path, typeof JSON.parse(answer)]).toEqual([path, 'object']);
+      const reply: unknown = JSON.parse(answer);
+      expect([path, typeof reply]).toEqual([path, 'object']);
+      if (path.endsWith('/CreateWorkflow')) workflowId = (reply as { workflow: { id: string } }).workflow.id;
     }
     expect((await clients.jobs.getJob({ jobId: job!.id })).job).toMatchObject({ state: JobState.JOB_STATE_CANCELLED });
   });

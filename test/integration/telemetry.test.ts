@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { Metadata } from 'nice-grpc';
+import { createClient, Metadata } from 'nice-grpc';
+import { WorkflowServiceDefinition } from '../../gen/ojs/server/v1/workflow_service';
 import type { DeepPartial, Job } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type Delivery, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { enqueueOne, jobSpec } from '../support/jobs';
@@ -147,6 +148,32 @@ describe('OpenTelemetry spans', () => {
       [producer.context.traceId, producer.context.spanId, 'available'],
       [producer.context.traceId, producer.context.spanId, 'cancelled'],
     ]);
+  });
+
+  it("makes a workflow one trace: its span is under the producer's, and its jobs' spans under it", async () => {
+    const producer = producerSpan();
+    const { queue, worker, fetch } = await fetching();
+    const workflows = createClient(WorkflowServiceDefinition, shared.clients.channel);
+    const steps = [
+      { kind: { $case: 'job' as const, value: jobSpec({ queue, type: 'trace.first' }) } },
+      { kind: { $case: 'job' as const, value: jobSpec({ queue, type: 'trace.second' }) } },
+    ];
+    const { workflow } = await workflows.createWorkflow(
+      { definition: { kind: { $case: 'chain', value: { name: 'traced', steps } } } },
+      { metadata: Metadata({ traceparent: producer.traceparent }) },
+    );
+    await worker.ack(await nextDelivery(fetch));
+    await worker.ack(await nextDelivery(fetch));
+    const span = shared.server.spans.getFinishedSpans().find((s) => s.attributes['ojs.workflow.id'] === workflow!.id);
+    expect(span).toMatchObject({ name: 'ojs.workflow traced', kind: SpanKind.INTERNAL });
+    expect(span!.spanContext().traceId).toBe(producer.context.traceId);
+    expect(span!.parentSpanContext?.spanId).toBe(producer.context.spanId);
+    for (const step of workflow!.steps) {
+      const spans = spansOf(step.jobId);
+      expect(spans.length).toBeGreaterThan(0);
+      for (const jobSpan of spans)
+        expect(jobSpan.parentSpanContext).toMatchObject({ traceId: producer.context.traceId, spanId: span!.spanContext().spanId });
+    }
   });
 
   it("follows the producer's sampling decision: the spans of a job in an unsampled trace are not recorded", async () => {

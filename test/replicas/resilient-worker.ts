@@ -1,11 +1,15 @@
 import { pause } from '../../lib/pause';
 import { ClientError, Status } from 'nice-grpc';
+import type { JobError } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type BeatRequest, type Delivery } from '../../gen/ojs/server/v1/worker_service';
 import { RequestStream, StreamReader } from '../support/streams';
 import type { ReplicaSet, Replica } from './replica-set';
 
 /** Longest any single call may take before the worker gives up on it (nothing should come close). */
 const CALL_TIMEOUT_MS = 5_000;
+/** What the worker answers for a delivery: its result, or a failure. The same answer every time it is asked. */
+export type HandlerOutcome = { ok: true; result?: unknown } | { ok: false; error: Partial<JobError> & { type: string } };
+
 /** Pause before reconnecting, so that a worker does not spin while every replica is unavailable. */
 const RECONNECT_PAUSE_MS = 50;
 
@@ -21,11 +25,13 @@ const RECONNECT_PAUSE_MS = 50;
 export class ResilientWorker {
   /** Jobs the worker received and has not yet had a final answer for. */
   private readonly held = new Map<string, Delivery>();
+  /** The handler's answer for each held delivery, by job id and lease token (given again after reconnecting). */
+  private readonly outcomes = new Map<string, HandlerOutcome>();
   private sequence = 0;
   private isStopped = false;
   private current: AbortController | undefined;
   private readonly running: Promise<void>;
-  /** Acks the server confirmed. */
+  /** Answers (acks and failures) the server confirmed. */
   acks = 0;
   /** Why sessions ended, by gRPC status (or error name): a replica or Redis went away, or the worker was declared dead. */
   readonly endings = new Map<string, number>();
@@ -37,6 +43,8 @@ export class ResilientWorker {
     private readonly concurrency: number,
     /** Called after every confirmed ack (drives the test's progress). */
     private readonly onAck: () => void,
+    /** What each delivery's handler answers (every delivery it receives passes here); an ack without result by default. */
+    private readonly handle: (delivery: Delivery) => HandlerOutcome = () => ({ ok: true }),
   ) {
     this.running = this.run();
   }
@@ -97,7 +105,10 @@ export class ResilientWorker {
       const deliveriesEnded = (async () => {
         for (;;) {
           const { deliveries } = await fetch.next();
-          for (const delivery of deliveries) this.held.set(delivery.job!.id, delivery);
+          for (const delivery of deliveries) {
+            this.held.set(delivery.job!.id, delivery);
+            this.outcomes.set(deliveryKey(delivery), this.handle(delivery));
+          }
           await this.ack(replica, deliveries, signal);
         }
       })();
@@ -127,23 +138,50 @@ export class ResilientWorker {
     }
   }
 
-  /** Acknowledges deliveries; those settled or refused are no longer held (a refusal is final). */
+  /**
+   * Answers deliveries as the handler decided (AckBatch for results,
+   * FailBatch for failures); those settled or refused are no longer held (a
+   * refusal is final).
+   */
   private async ack(replica: Replica, deliveries: readonly Delivery[], signal: AbortSignal): Promise<void> {
-    if (deliveries.length === 0) return;
-    const { results } = await replica.clients.workers.ackBatch(
-      { workerId: this.workerId, completions: deliveries.map((d) => ({ jobId: d.job!.id, leaseToken: d.leaseToken })) },
-      { signal: AbortSignal.any([signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]) },
-    );
-    results.forEach((result, i) => {
-      const delivery = deliveries[i]!;
+    const options = { signal: AbortSignal.any([signal, AbortSignal.timeout(CALL_TIMEOUT_MS)]) };
+    const outcomeOf = (d: Delivery): HandlerOutcome => this.outcomes.get(deliveryKey(d)) ?? { ok: true };
+    const succeeded = deliveries.filter((d) => outcomeOf(d).ok);
+    const failed = deliveries.filter((d) => !outcomeOf(d).ok);
+    const answered: { delivery: Delivery; ok: boolean }[] = [];
+    if (succeeded.length > 0) {
+      const completions = succeeded.map((d) => {
+        const outcome = outcomeOf(d);
+        return { jobId: d.job!.id, leaseToken: d.leaseToken, result: outcome.ok ? outcome.result : undefined };
+      });
+      const { results } = await replica.clients.workers.ackBatch({ workerId: this.workerId, completions }, options);
+      results.forEach((result, i) => answered.push({ delivery: succeeded[i]!, ok: result.ok }));
+    }
+    if (failed.length > 0) {
+      const failures = failed.map((d) => {
+        const outcome = outcomeOf(d);
+        const error = outcome.ok ? { type: 'unexpected' } : outcome.error;
+        return { jobId: d.job!.id, leaseToken: d.leaseToken, error: { message: '', backtrace: [], ...error } };
+      });
+      const { results } = await replica.clients.workers.failBatch({ workerId: this.workerId, failures }, options);
+      results.forEach((result, i) => answered.push({ delivery: failed[i]!, ok: result.ok }));
+    }
+    for (const { delivery, ok } of answered) {
+      const jobId = delivery.job!.id;
       // Only this lease's answer is final; a newer delivery of the same job may be held meanwhile.
-      if (this.held.get(result.jobId)?.leaseToken === delivery.leaseToken) this.held.delete(result.jobId);
-      if (result.ok) {
+      if (this.held.get(jobId)?.leaseToken === delivery.leaseToken) this.held.delete(jobId);
+      this.outcomes.delete(deliveryKey(delivery));
+      if (ok) {
         this.acks += 1;
         this.onAck();
       }
-    });
+    }
   }
+}
+
+/** A delivery's key: a lease token is the attempt's, shared by the jobs of one claim. */
+function deliveryKey(delivery: Delivery): string {
+  return `${delivery.job!.id} ${delivery.leaseToken}`;
 }
 
 /** A session's end as a word: the gRPC status, "ended" for a stream the server closed, or the error's name. */

@@ -10,6 +10,7 @@ const run = promisify(execFile);
 /** The READMEs whose TypeScript blocks must compile, and the section of each that holds them (undefined: all). */
 const READMES: { file: string; section: string | undefined }[] = [
   { file: 'README.md', section: '## The TypeScript SDK' },
+  { file: 'README.md', section: '## Workflows' },
   { file: join('packages', 'sdk', 'README.md'), section: undefined },
 ];
 

@@ -12,6 +12,7 @@ import { DEFAULT_OPEN_SERVICE_ACCESS, methodRules, type OpenServiceAccess } from
 import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition, WatchEventsRequest } from '../../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
+import { WorkflowServiceDefinition } from '../../gen/ojs/server/v1/workflow_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
 import { RawCaller, type CallOutcome } from '../fuzz/raw-caller';
 import { TestServer } from '../support/test-server';
@@ -27,20 +28,23 @@ const sha256 = (token: string): string => createHash('sha256').update(token).dig
  */
 const READ_ONLY_OPERATOR_CALLS = ['ListWorkers', 'ListQueues', 'WatchEvents', 'ListJobs', 'GetQueueStats'];
 const SCHEDULES = 'ojs.server.v1.ScheduleService';
+const WORKFLOWS = 'ojs.server.v1.WorkflowService';
 const EXPECTED_ACCESS: Record<Role, Record<string, readonly string[]>> = {
-  producer: { 'ojs.server.v1.JobService': ['*'], [SCHEDULES]: ['*'] },
+  producer: { 'ojs.server.v1.JobService': ['*'], [SCHEDULES]: ['*'], [WORKFLOWS]: ['*'] },
   worker: { 'ojs.server.v1.WorkerService': ['*'] },
   reader: {
     'ojs.server.v1.JobService': ['GetJob', 'WaitForJob'],
     'ojs.server.v1.OperatorService': READ_ONLY_OPERATOR_CALLS,
     [SCHEDULES]: ['GetSchedule', 'ListSchedules'],
+    [WORKFLOWS]: ['GetWorkflow'],
   },
-  operator: { 'ojs.server.v1.JobService': ['*'], 'ojs.server.v1.OperatorService': ['*'], [SCHEDULES]: ['*'] },
+  operator: { 'ojs.server.v1.JobService': ['*'], 'ojs.server.v1.OperatorService': ['*'], [SCHEDULES]: ['*'], [WORKFLOWS]: ['*'] },
   admin: {
     'ojs.server.v1.JobService': ['*'],
     'ojs.server.v1.WorkerService': ['*'],
     'ojs.server.v1.OperatorService': ['*'],
     [SCHEDULES]: ['*'],
+    [WORKFLOWS]: ['*'],
   },
 };
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
@@ -77,8 +81,15 @@ interface Definition {
 
 /** Whether each method streams, from the definitions the server serves. */
 const SHAPES = new Map<string, Shape>([
-  ...[JobServiceDefinition, WorkerServiceDefinition, OperatorServiceDefinition, ScheduleServiceDefinition, HealthDefinition].flatMap(
-    (definition: Definition) => Object.values(definition.methods).map((m): [string, Shape] => [`${definition.fullName}/${m.name}`, m]),
+  ...[
+    JobServiceDefinition,
+    WorkerServiceDefinition,
+    OperatorServiceDefinition,
+    ScheduleServiceDefinition,
+    WorkflowServiceDefinition,
+    HealthDefinition,
+  ].flatMap((definition: Definition) =>
+    Object.values(definition.methods).map((m): [string, Shape] => [`${definition.fullName}/${m.name}`, m]),
   ),
   ['grpc.health.v1.Health/List', { requestStream: false, responseStream: false }],
   ...['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'].map(

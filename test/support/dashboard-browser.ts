@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { projectRoot } from '../../src/project-root';
+import { TestServer, type Clients, type TestServerOptions } from './test-server';
 
 /** Debian's chromium (scripts/ensure-chromium.mjs installs it); never a browser Playwright downloads. */
 const CHROMIUM = process.env['OJS_TEST_CHROMIUM'] || '/usr/bin/chromium';
@@ -61,4 +62,46 @@ export class DashboardBrowser {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** What the dashboard tests of one file share: a server with its dashboard, clients, a browser, the dashboard's address. */
+export interface SharedDashboard {
+  readonly server: TestServer;
+  readonly clients: Clients;
+  readonly browser: DashboardBrowser;
+  readonly url: string;
+}
+
+/** Starts a server with its dashboard and a browser before the tests of the file, and stops both after them. */
+export function shareDashboard(options: TestServerOptions = {}): SharedDashboard {
+  let shared: SharedDashboard | undefined;
+  let server: TestServer | undefined;
+  let browser: DashboardBrowser | undefined;
+  beforeAll(async () => {
+    server = await TestServer.start({ ...options, dashboardPort: 0 });
+    browser = await DashboardBrowser.launch();
+    shared = { server, clients: server.connect(), browser, url: `http://127.0.0.1:${server.server.dashboard!.port}/` };
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  const started = (): SharedDashboard => {
+    if (shared === undefined) throw new Error('the shared dashboard starts in beforeAll');
+    return shared;
+  };
+  return {
+    get server() {
+      return started().server;
+    },
+    get clients() {
+      return started().clients;
+    },
+    get browser() {
+      return started().browser;
+    },
+    get url() {
+      return started().url;
+    },
+  };
 }

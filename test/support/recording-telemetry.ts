@@ -1,6 +1,7 @@
 import type { HeartbeatAge, QueueJobCounts, Telemetry } from '../../src/app/ports';
 import { eventDraftsOf, type EventDraft } from '../../src/domain/event-catalog';
 import type { JobTransition, WorkerTransition } from '../../src/domain/transition';
+import type { WorkflowPlan } from '../../src/domain/workflow-plan';
 
 /**
  * The Telemetry port as a list of what it was told, for tests of the app
@@ -26,6 +27,14 @@ export class RecordingTelemetry implements Telemetry {
 
   workerTransition(transition: WorkerTransition): void {
     this.workerTransitions.push(transition);
+  }
+
+  /** The workflows created, in order. */
+  readonly workflows: WorkflowPlan[] = [];
+
+  workflowCreated(plan: WorkflowPlan, traceparent?: string): string | undefined {
+    this.workflows.push(plan);
+    return traceparent;
   }
 
   observeHeartbeatAges(read: () => Promise<HeartbeatAge[]>): void {

@@ -21,6 +21,7 @@ import { JobServiceDefinition } from '../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../gen/ojs/server/v1/worker_service';
+import { WorkflowServiceDefinition } from '../../gen/ojs/server/v1/workflow_service';
 import { fixedJitterEntropy } from './fixed-entropy';
 import { RecordingLogger } from './silent-logger';
 import { TEST_PROTOCOL } from './test-protocol';
@@ -190,6 +191,7 @@ export function connectTo(address: string, options: ConnectOptions = {}) {
     jobs: factory.create(JobServiceDefinition, channel),
     operator: factory.create(OperatorServiceDefinition, channel),
     schedules: factory.create(ScheduleServiceDefinition, channel),
+    workflows: factory.create(WorkflowServiceDefinition, channel),
     health: factory.create(HealthDefinition, channel),
   };
 }

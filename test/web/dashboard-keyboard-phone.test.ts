@@ -1,10 +1,9 @@
 import type { Locator, Page } from 'playwright-core';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
-import { DashboardBrowser, screenshot } from '../support/dashboard-browser';
+import { screenshot, shareDashboard } from '../support/dashboard-browser';
 import { deadLetterJobs } from '../support/dead-letter';
 import { enqueue, getJob } from '../support/jobs';
-import { TestServer, type Clients } from '../support/test-server';
 import { TestWorker } from '../support/test-worker';
 
 jest.setTimeout(60_000);
@@ -56,25 +55,11 @@ function overflowOf(page: Page): Promise<{ scrollWidth: number; innerWidth: numb
 }
 
 describe('the web dashboard from the keyboard and on a phone', () => {
-  let server: TestServer;
-  let clients: Clients;
-  let browser: DashboardBrowser;
-  let url: string;
-
-  beforeAll(async () => {
-    server = await TestServer.start({ dashboardPort: 0 });
-    clients = server.connect();
-    browser = await DashboardBrowser.launch();
-    url = `http://127.0.0.1:${server.server.dashboard!.port}/`;
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const shared = shareDashboard();
 
   it('selects every dead-letter job and retries them, after the confirmation, with the keyboard alone', async () => {
-    const ids = (await deadLetterJobs(clients, 'web-keys', 2)).map((job) => job.id);
-    const page = await browser.open(`${url}#/dead-letter`);
+    const ids = (await deadLetterJobs(shared.clients, 'web-keys', 2)).map((job) => job.id);
+    const page = await shared.browser.open(`${shared.url}#/dead-letter`);
     for (const id of ids) await page.locator(`tr[data-job="${id}"]`).waitFor();
 
     await tabTo(page, page.getByLabel('Select every job on this page'));
@@ -84,17 +69,17 @@ describe('the web dashboard from the keyboard and on a phone', () => {
     await tabTo(page, page.getByRole('button', { name: 'Retry selected' }), 'Shift+Tab');
     await page.keyboard.press('Enter');
     for (const id of ids) await page.locator(`tr[data-job="${id}"]`).waitFor({ state: 'detached' });
-    for (const id of ids) expect((await getJob(clients, id)).state).toBe(JobState.JOB_STATE_AVAILABLE);
+    for (const id of ids) expect((await getJob(shared.clients, id)).state).toBe(JobState.JOB_STATE_AVAILABLE);
     await focusReaches(page, page.getByRole('status').filter({ hasText: 'Retry: 2 of 2 done.' }));
     await page.close();
   });
 
   it('tells a worker to go quiet with the keyboard alone, which the worker sees on its Beat stream', async () => {
-    const testWorker = await TestWorker.register(clients, { queues: ['web-keys-quiet'] });
+    const testWorker = await TestWorker.register(shared.clients, { queues: ['web-keys-quiet'] });
     const beat = testWorker.openBeat();
     try {
       expect((await beat.beat()).state).toBe(WorkerState.WORKER_STATE_RUNNING);
-      const page = await browser.open(`${url}#/workers`);
+      const page = await shared.browser.open(`${shared.url}#/workers`);
       await page.locator(`tr[data-worker="${testWorker.workerId}"]`).waitFor();
       await tabTo(page, page.getByRole('button', { name: `Quiet worker ${testWorker.workerId}` }));
       await page.keyboard.press('Enter');
@@ -105,15 +90,15 @@ describe('the web dashboard from the keyboard and on a phone', () => {
       await page.close();
     } finally {
       beat.close();
-      await clients.workers.deregister({ workerId: testWorker.workerId });
+      await shared.clients.workers.deregister({ workerId: testWorker.workerId });
     }
   });
 
   it('fits a phone screen: no page scrolls sideways, and the controls stay reachable', async () => {
-    await enqueue(clients, { type: 'test.phone', queue: 'web-phone-with-a-rather-long-queue-name' });
-    const [job] = await enqueue(clients, { type: 'test.phone.with.a.long.type.name', queue: 'web-phone' });
-    const testWorker = await TestWorker.register(clients, { queues: ['web-phone'], labels: ['phone-fleet', 'second-label'] });
-    const page = await browser.open(url);
+    await enqueue(shared.clients, { type: 'test.phone', queue: 'web-phone-with-a-rather-long-queue-name' });
+    const [job] = await enqueue(shared.clients, { type: 'test.phone.with.a.long.type.name', queue: 'web-phone' });
+    const testWorker = await TestWorker.register(shared.clients, { queues: ['web-phone'], labels: ['phone-fleet', 'second-label'] });
+    const page = await shared.browser.open(shared.url);
     try {
       await page.setViewportSize(PHONE);
       const pages = [
@@ -124,7 +109,7 @@ describe('the web dashboard from the keyboard and on a phone', () => {
         { hash: 'workers', name: 'workers', ready: `tr[data-worker="${testWorker.workerId}"]` },
       ];
       for (const { hash, name, ready } of pages) {
-        await page.goto(`${url}#/${hash}`);
+        await page.goto(`${shared.url}#/${hash}`);
         await page.locator(ready).waitFor();
         expect({ name, ...(await overflowOf(page)) }).toEqual({ name, scrollWidth: PHONE.width, innerWidth: PHONE.width });
         for (const link of await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').all()) {
@@ -145,7 +130,7 @@ describe('the web dashboard from the keyboard and on a phone', () => {
       expect(await overflowOf(page)).toEqual({ scrollWidth: PHONE.width, innerWidth: PHONE.width });
     } finally {
       await page.close();
-      await clients.workers.deregister({ workerId: testWorker.workerId });
+      await shared.clients.workers.deregister({ workerId: testWorker.workerId });
     }
   });
 });

@@ -6,7 +6,8 @@ import { useLive } from '../live';
 import { StatusMessage } from '../status-message';
 
 /**
- * One job: envelope, args, meta, progress, checkpoint, error history with
+ * One job: envelope (with its workflow, when it is a step of one), args,
+ * meta, its workflow parent results, progress, checkpoint, error history with
  * backtraces, its timeline (the server derives it from the envelope, so it
  * tells the past too) and the raw events seen while the page is open. It
  * loads again on each of the job's events, which keeps the timeline current.
@@ -76,6 +77,17 @@ export function JobPage({ id, session }: { id: string; session: ApiSession }) {
             <dd>{job.workerId}</dd>
           </>
         )}
+        {job.workflow !== undefined && (
+          <>
+            <dt>Workflow</dt>
+            <dd>
+              <a href={`#/workflows/${job.workflow.id}`} data-testid="job-workflow">
+                {job.workflow.id}
+              </a>{' '}
+              step {job.workflow.step}
+            </dd>
+          </>
+        )}
       </dl>
       {job.progress !== undefined && (
         <p>
@@ -90,6 +102,12 @@ export function JobPage({ id, session }: { id: string; session: ApiSession }) {
       <pre>{json(job.args)}</pre>
       <h2>Meta</h2>
       <pre>{json(job.meta)}</pre>
+      {job.parentResults !== undefined && (
+        <>
+          <h2>Parent results</h2>
+          <pre data-testid="parent-results">{json(job.parentResults)}</pre>
+        </>
+      )}
       {job.lastCheckpoint !== undefined && (
         <>
           <h2>Checkpoint</h2>

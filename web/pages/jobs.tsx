@@ -9,15 +9,18 @@ interface Filter {
   states: string;
   queue: string;
   type: string;
+  /** A workflow's id: only its jobs. */
+  workflow: string;
 }
 
-/** Jobs by state, queue and type, newest first, a page at a time. */
+/** Jobs by state, queue, type and workflow, newest first, a page at a time. */
 export function JobsPage({ search }: { search: string }) {
   const initial = new URLSearchParams(search);
   const [filter, setFilter] = useState<Filter>({
     states: initial.get('state') ?? '',
     queue: initial.get('queue') ?? '',
     type: initial.get('type') ?? '',
+    workflow: initial.get('workflow') ?? '',
   });
   const [draft, setDraft] = useState<Filter>(filter);
   const [cursors, setCursors] = useState<string[]>(['']);
@@ -50,6 +53,14 @@ export function JobsPage({ search }: { search: string }) {
         <input id="filter-queue" value={draft.queue} onInput={(e) => setDraft({ ...draft, queue: e.currentTarget.value })} />
         <label for="filter-type">Type</label>
         <input id="filter-type" value={draft.type} onInput={(e) => setDraft({ ...draft, type: e.currentTarget.value })} />
+        <label for="filter-workflow">Workflow</label>
+        <input
+          id="filter-workflow"
+          class="id"
+          placeholder="workflow id"
+          value={draft.workflow}
+          onInput={(e) => setDraft({ ...draft, workflow: e.currentTarget.value.trim() })}
+        />
         <button type="submit">Filter</button>
       </form>
       {live.error !== undefined && (

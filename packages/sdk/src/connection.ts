@@ -4,6 +4,7 @@ import { bearerToken } from './channel-security';
 import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
 import { ScheduleServiceDefinition, type ScheduleServiceClient } from '../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
+import { WorkflowServiceDefinition, type WorkflowServiceClient } from '../gen/ojs/server/v1/workflow_service';
 
 /** One HTTP/2 connection to the server and the clients the SDK uses over it. */
 export interface Connection {
@@ -11,6 +12,7 @@ export interface Connection {
   readonly workers: WorkerServiceClient;
   readonly jobs: JobServiceClient;
   readonly schedules: ScheduleServiceClient;
+  readonly workflows: WorkflowServiceClient;
   close(): void;
 }
 
@@ -42,6 +44,7 @@ export function connect(options: ConnectionOptions): Connection {
     workers: factory.create(WorkerServiceDefinition, channel),
     jobs: factory.create(JobServiceDefinition, channel),
     schedules: factory.create(ScheduleServiceDefinition, channel),
+    workflows: factory.create(WorkflowServiceDefinition, channel),
     close: () => channel.close(),
   };
 }

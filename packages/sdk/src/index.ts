@@ -20,6 +20,25 @@ export type { ExecutionMiddleware } from './job-runner';
 export { Producer, type EnqueueMiddleware, type ProducerOptions } from './producer';
 export type { JobSpec } from './job-spec';
 export type { Schedule, ScheduleSpec, OverlapPolicy, MissedTickPolicy } from './schedules';
+export {
+  chain,
+  group,
+  batch,
+  type WorkflowSpec,
+  type ChainSpec,
+  type GroupSpec,
+  type BatchSpec,
+  type BatchCallbacksSpec,
+  type WorkflowElementSpec,
+  type WorkflowJobSpec,
+  type Workflow,
+  type WorkflowStep,
+  type WorkflowTypeName,
+  type WorkflowStateName,
+  type WorkflowStepRoleName,
+  type WorkflowStepStateName,
+  type WorkflowStepCancelReasonName,
+} from './workflows';
 export { JobFailure, JobAborted, type AbortKind, type FailureCode } from './errors';
 export { JobFailedError, JobCancelledError, JobWaitTimeoutError } from './job-outcome';
 export type { ResultOptions } from './job-waiter';

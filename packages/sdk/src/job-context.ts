@@ -18,6 +18,18 @@ export interface JobContext<Args extends readonly unknown[] = unknown[]> {
   readonly signal: AbortSignal;
   /** The checkpoint an earlier attempt saved, to resume from. */
   readonly lastCheckpoint: unknown;
+  /**
+   * For a workflow job, the results of the steps it runs after
+   * (ojs-workflows 7): a chain step gets every earlier step's keyed "0",
+   * "1"...; a batch callback every batch job's; a nested workflow's result
+   * is an object keyed by its elements' indexes. `{}` for a workflow job
+   * that runs after nothing; undefined for a job outside a workflow.
+   */
+  readonly parentResults: Record<string, unknown> | undefined;
+  /** The workflow the job is a step of; undefined outside a workflow. */
+  readonly workflowId: string | undefined;
+  /** The job's place in its workflow ("0", "1.2", "on_failure"); undefined outside a workflow. */
+  readonly workflowStep: string | undefined;
   readonly logger: Logger;
   /**
    * Proves the job is alive between beats (renews its reservation now). The

@@ -239,6 +239,23 @@ class RunningJobContext implements JobContext {
     return lastCheckpoint;
   }
 
+  get parentResults(): Record<string, unknown> | undefined {
+    const { job } = this.running;
+    if (job.workflowId === '') return undefined;
+    // ts-proto types google.protobuf.Struct's fields as any; the handler sees unknown.
+    const results: Record<string, unknown> = job.parentResults ?? {};
+    return results;
+  }
+
+  get workflowId(): string | undefined {
+    const { workflowId } = this.running.job;
+    return workflowId === '' ? undefined : workflowId;
+  }
+
+  get workflowStep(): string | undefined {
+    return this.running.job.workflowId === '' ? undefined : this.running.job.workflowStep;
+  }
+
   /** A child logger costs a serialization of its bindings: made only for a job that logs. */
   get logger(): Logger {
     const { job } = this.running;

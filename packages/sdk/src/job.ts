@@ -65,7 +65,7 @@ export interface RetryPolicy extends Omit<WireRetryPolicy, 'onExhaustion'> {
  */
 export interface Job extends Omit<
   WireJob,
-  'state' | 'error' | 'errors' | 'retry' | 'args' | 'meta' | 'result' | 'progressData' | 'lastCheckpoint'
+  'state' | 'error' | 'errors' | 'retry' | 'args' | 'meta' | 'result' | 'progressData' | 'lastCheckpoint' | 'parentResults'
 > {
   state: JobStateName;
   args: unknown[];
@@ -79,6 +79,8 @@ export interface Job extends Omit<
   result: unknown;
   progressData: Record<string, unknown> | undefined;
   lastCheckpoint: unknown;
+  /** A workflow job's parent results, on a delivered job only (the handler's `ctx.parentResults`). */
+  parentResults: Record<string, unknown> | undefined;
 }
 
 /** The job as the SDK hands it out: the generated envelope with its enums named. */
@@ -103,7 +105,7 @@ export const ON_EXHAUSTION_VALUES: Readonly<Record<'discard' | 'dead_letter', On
 };
 
 /** The name of an enum value; "unrecognized" for a number the generated enum does not know (decoded as is). */
-function nameOf<Value extends number, Name extends string>(names: Record<Value, Name>, value: Value): Name | 'unrecognized' {
+export function nameOf<Value extends number, Name extends string>(names: Record<Value, Name>, value: Value): Name | 'unrecognized' {
   const name: Name | undefined = names[value];
   return name ?? 'unrecognized';
 }

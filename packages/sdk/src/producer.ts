@@ -1,6 +1,7 @@
-import { Status } from 'nice-grpc';
+import { Metadata, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
 import type { Job as WireJob } from '../gen/ojs/server/v1/job';
+import type { Workflow as WireWorkflow } from '../gen/ojs/server/v1/workflow_service';
 import { resolveChannelSecurity, type SecurityOptions } from './channel-security';
 import { connect, type Connection } from './connection';
 import { jobFromWire, type Job } from './job';
@@ -12,6 +13,7 @@ import { compose, type Middleware } from './middleware';
 import { isSizeRefusal } from './refusals';
 import { activeTraceMeta } from './trace-context';
 import { hasStatus, retryWhileUnreachable } from './unreachable';
+import { toWireDefinition, workflowFromWire, type Workflow, type WorkflowSpec } from './workflows';
 
 /** Enqueue middleware: sees (and may change) every job before it is sent; resolves with the stored envelope. */
 export type EnqueueMiddleware = Middleware<JobSpec, Job>;
@@ -202,6 +204,57 @@ export class Producer {
     return scheduleFromWire((await this.unary(() => this.connection.schedules.resumeSchedule({ name }))).schedule!);
   }
 
+  /**
+   * Creates a workflow (ojs-workflows): a chain, group or batch of jobs,
+   * nested up to 5 levels, at most 1,000 jobs. The server stores it whole
+   * or not at all; the jobs that wait for nothing are available at once.
+   * Every job gets a client-side UUIDv7 unless it has one, so a call
+   * retried after its answer was lost finds the workflow it stored rather
+   * than storing it twice. Enqueue middleware does not see workflow jobs.
+   * While a span is active, the workflow's trace continues it.
+   *
+   * ```ts
+   * const workflow = await producer.createWorkflow(
+   *   chain({ type: 'order.validate', args: [42] }, group({ type: 'export.csv', args: [] }, { type: 'export.pdf', args: [] })),
+   * );
+   * ```
+   */
+  async createWorkflow(spec: WorkflowSpec): Promise<Workflow> {
+    const jobs: WireJob[] = [];
+    const definition = toWireDefinition(spec, uuidv7, jobs);
+    const trace = activeTraceMeta();
+    const options =
+      trace === undefined ? {} : { metadata: Metadata(trace.tracestate === undefined ? { traceparent: trace.traceparent } : trace) };
+    const created = await retryWhileUnreachable(
+      async (isRetry) => {
+        try {
+          return (await this.connection.workflows.createWorkflow({ definition }, options)).workflow!;
+        } catch (error) {
+          if (!isRetry || !hasStatus(error, Status.ALREADY_EXISTS)) throw error;
+          const stored = await this.storedWorkflow(jobs);
+          if (stored === undefined) throw error;
+          return stored;
+        }
+      },
+      { retries: this.retries },
+    );
+    return workflowFromWire(created);
+  }
+
+  /** A workflow with its steps; rejects with NOT_FOUND when there is none. */
+  async getWorkflow(workflowId: string): Promise<Workflow> {
+    return workflowFromWire((await this.unary(() => this.connection.workflows.getWorkflow({ workflowId }))).workflow!);
+  }
+
+  /**
+   * Cancels a workflow: its waiting and pending jobs are cancelled, and so
+   * are its active ones (their handlers' signals abort). Rejects with
+   * FAILED_PRECONDITION when it has already finished.
+   */
+  async cancelWorkflow(workflowId: string): Promise<Workflow> {
+    return workflowFromWire((await this.unary(() => this.connection.workflows.cancelWorkflow({ workflowId }))).workflow!);
+  }
+
   close(): void {
     this.connection.close();
   }
@@ -268,6 +321,19 @@ export class Producer {
       if (stored.length < jobs.length) throw error;
       return stored;
     }
+  }
+
+  /**
+   * The workflow an earlier try of a retried CreateWorkflow stored: the
+   * workflow of the first job sent, if every job sent is one of its jobs
+   * (otherwise the ids are another producer's, and the refusal stands).
+   */
+  private async storedWorkflow(jobs: WireJob[]): Promise<WireWorkflow | undefined> {
+    const first = jobs[0] === undefined ? undefined : await this.storedJob(jobs[0].id);
+    if (first === undefined || first.workflowId === '') return undefined;
+    const workflow = (await this.connection.workflows.getWorkflow({ workflowId: first.workflowId })).workflow;
+    const ids = new Set(workflow?.steps.map((step) => step.jobId));
+    return jobs.every((job) => ids.has(job.id)) ? workflow : undefined;
   }
 
   /** The job the server holds under `id`, or undefined if it holds none. */

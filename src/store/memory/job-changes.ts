@@ -1,4 +1,4 @@
-import { invalidTransition, jobNotFound, OjsError } from '../../domain/errors';
+import { invalidTransition, jobNotFound, OjsError, waitsForWorkflow } from '../../domain/errors';
 import type { Job } from '../../domain/job';
 import { assertTransition, isTerminal } from '../../domain/job-state-machine';
 import type { JobTransition } from '../../domain/transition';
@@ -33,6 +33,7 @@ export function cancelJob(tables: MemoryTables, slot: JobSlot, now: number, auth
 /** pending -> available. */
 export function activateJob(tables: MemoryTables, slot: JobSlot, now: number): JobTransition {
   if (slot.job.state !== 'pending') throw invalidTransition(slot.job.id, slot.job.state, 'available');
+  if (slot.job.workflow !== undefined) throw waitsForWorkflow(slot.job.id, slot.job.workflow.id);
   return tables.transit(slot, { state: 'available', enqueuedAt: now }, now);
 }
 

@@ -12,6 +12,7 @@ import type { MinHeap } from './min-heap';
 import { THROUGHPUT_MINUTES } from './queue-throughput';
 import type { SortedKeySet } from './sorted-key-set';
 import { storedBytes } from './stored-size';
+import { workflowProblems } from './workflow-audit';
 
 /** Ids of the jobs with a live entry in each index. */
 interface LiveEntries {
@@ -58,6 +59,7 @@ export function auditTables(tables: MemoryTables, bounds: { events: Readonly<Eve
   checkUniqueKeys(tables, problems);
   problems.push(...tables.limiter.problems());
   problems.push(...tables.schedules.problems());
+  problems.push(...workflowProblems(tables));
   checkLog(tables, bounds, problems);
   checkWorkers(tables, problems);
   return problems;

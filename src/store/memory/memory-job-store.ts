@@ -13,6 +13,7 @@ import type {
   RecordedBeat,
   BulkChangeParams,
   BulkOutcome,
+  CancelWorkflowParams,
   ClaimParams,
   ClaimResult,
   DirectParams,
@@ -41,6 +42,7 @@ import type {
   StateChange,
   WorkerPageRequest,
   WorkerSnapshot,
+  WorkflowRecord,
 } from '../job-store';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { assertBeatBatchSize } from '../beat-batch';
@@ -55,6 +57,8 @@ import { storedBytes } from './stored-size';
 import { tickFacts } from './schedule-table';
 import { applyUnique, planUnique } from './unique-enqueue';
 import { discardWaiting, promoteDue, pruneTerminal, surfaceDue, takeDueSoftTimeouts } from './timed-changes';
+import { advanceWorkflow, cancelWorkflowIn, insertWorkflow, pruneWorkflows, workflowRecord } from './workflow-changes';
+import type { NewWorkflow } from '../../domain/workflow-creation';
 import { directWorker, listWorkers, recordBeat, registerWorker, removeWorker, snapshot } from './worker-changes';
 
 export interface MemoryJobStoreOptions extends Partial<MemoryStoreLimits> {
@@ -88,6 +92,7 @@ export class MemoryJobStore implements JobStore {
     this.limits = resolveLimits(limits);
     this.events = events;
     this.tables = new MemoryTables(events, this.limits.maxEventBytes);
+    this.tables.afterTransit = (slot, from, at) => advanceWorkflow(this.tables, slot, from, at);
   }
 
   async enqueue(jobs: readonly Job[]): Promise<EnqueueOutcome[]> {
@@ -115,6 +120,22 @@ export class MemoryJobStore implements JobStore {
     });
     checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: stored, bytes });
     return applyUnique(this.tables, jobs, plans, now, (job, i) => this.tables.insert(job, sizes[i]!));
+  }
+
+  async createWorkflow(workflow: NewWorkflow): Promise<void> {
+    const sizes = workflow.jobs.map((job) => storedBytes(job));
+    const bytes = sizes.reduce((sum, size) => sum + size, 0);
+    checkRoom(this.limits, { jobs: this.tables.jobs.size, bytes: this.tables.storedBytes }, { jobs: sizes.length, bytes });
+    insertWorkflow(this.tables, workflow, sizes);
+    this.flush();
+  }
+
+  async getWorkflow(workflowId: string): Promise<WorkflowRecord | undefined> {
+    return workflowRecord(this.tables, workflowId);
+  }
+
+  async cancelWorkflow(params: CancelWorkflowParams): Promise<{ workflow: WorkflowRecord; transitions: JobTransition[] }> {
+    return this.flushed(cancelWorkflowIn(this.tables, params));
   }
 
   async getJob(jobId: string): Promise<Job | undefined> {
@@ -217,6 +238,7 @@ export class MemoryJobStore implements JobStore {
   }
 
   async pruneTerminal(now: number, retention: RetentionPolicy, limit: number): Promise<number> {
+    pruneWorkflows(this.tables, now, retention);
     return pruneTerminal(this.tables, now, retention, limit);
   }
 

@@ -21,6 +21,7 @@ import { ScheduleTable } from './schedule-table';
 import { SortedKeySet } from './sorted-key-set';
 import { storedBytesDelta } from './stored-size';
 import { holdsUniqueKey } from '../../domain/unique-policy';
+import { WorkflowTable } from './workflow-table';
 
 /** A stored job plus the bookkeeping that validates its index entries. */
 export interface JobSlot {
@@ -125,6 +126,13 @@ export class MemoryTables {
   readonly uniqueKeys = new Map<string, string>();
   /** Cron schedules. */
   readonly schedules = new ScheduleTable();
+  /** Workflows. */
+  readonly workflows = new WorkflowTable();
+  /**
+   * Called after every recorded change of a job's state, in the same store
+   * call: the store advances the job's workflow here (workflow-changes.ts).
+   */
+  afterTransit: (slot: JobSlot, from: JobState, at: number) => void = () => {};
   /** Sum of the stored sizes of all jobs. */
   storedBytes = 0;
   /** The latest time of a soft timeout taken so far: every entry due by then has left its heap. */
@@ -191,6 +199,7 @@ export class MemoryTables {
     const made = transition(before, slot.job, at);
     if (extra !== undefined) Object.assign(made, extra);
     this.record(made);
+    if (slot.job.workflow !== undefined) this.afterTransit(slot, before.state, at);
     return made;
   }
 

@@ -10,7 +10,7 @@ export const JOB_ENVELOPE_BYTES = 256;
 /**
  * The fields whose size depends on what clients send, measured as UTF-8
  * JSON. Beyond the payloads (args, meta, result, errors, progress data,
- * checkpoint) this counts the strings, the retry and unique policies, which a client
+ * checkpoint, parent_results) this counts the strings, the retry and unique policies, which a client
  * can also make large (a hundred non-retryable error patterns, a long schema).
  */
 const MEASURED_FIELDS = [
@@ -27,6 +27,7 @@ const MEASURED_FIELDS = [
   'errors',
   'progressData',
   'lastCheckpoint',
+  'parentResults',
 ] as const satisfies readonly (keyof Job)[];
 
 /**

@@ -9,11 +9,14 @@ import {
   type RecordedFact,
   type ScheduleFact,
   type WorkerFact,
+  type WorkflowFact,
 } from '../../domain/event-facts';
 import { JOB_STATES, type HandlerCode } from '../../domain/job';
 import type { JsonValue } from '../../domain/json';
 import type { JobTransition } from '../../domain/transition';
 import { NEXT_WORKER_STATES } from '../../domain/worker';
+import type { WorkflowType } from '../../domain/workflow-definition';
+import type { WorkflowChange } from '../../domain/workflow-facts';
 import {
   readArray,
   readInteger,
@@ -45,7 +48,10 @@ import {
  *   factText), tick, job id, job type, queue, run count, skip reason,
  *   missed count, last missed, count at least (0/1);
  * - rate limit (`r`): at, queue, change (exceeded, released), strategy,
- *   limit, current, job id.
+ *   limit, current, job id;
+ * - workflow (`f`): at, workflow id, type, name (factText), change, job
+ *   count, step, step type, job id, steps remaining, duration, failed step,
+ *   failed step type, failed job id, traceparent (factText).
  *
  * The event log is a stream with one entry per script call that recorded
  * facts: its id is "<position of its first fact>-<number of facts>", its
@@ -183,6 +189,33 @@ const SKIP_REASONS = { overlap_skip: true, missed: true, invalid_template: true 
 const RATE_LIMIT_FIELDS = ['at', 'queue', 'change', 'strategy', 'limit', 'current', 'job'] as const;
 const RATE_LIMIT_CHANGES = { exceeded: true, released: true } as const;
 const RATE_LIMIT_STRATEGIES = { rate: true, concurrency: true } as const;
+const WORKFLOW_FIELDS = [
+  'at',
+  'id',
+  'type',
+  'name',
+  'change',
+  'jobCount',
+  'step',
+  'stepType',
+  'job',
+  'stepsRemaining',
+  'durationMs',
+  'failedStep',
+  'failedStepType',
+  'failedJob',
+  'traceparent',
+] as const;
+const WORKFLOW_TYPES: Readonly<Record<WorkflowType, true>> = { chain: true, group: true, batch: true };
+const WORKFLOW_CHANGES: Readonly<Record<WorkflowChange, true>> = {
+  created: true,
+  started: true,
+  step_completed: true,
+  step_failed: true,
+  completed: true,
+  failed: true,
+  cancelled: true,
+};
 
 /** Sets `record[key]` to `value` unless it is undefined (the fact types have optional, not undefined, fields). */
 function assign<T extends object, K extends keyof T>(record: T, key: K, value: T[K] | undefined): void {
@@ -313,6 +346,29 @@ function readRateLimitFact(line: string): RateLimitFact {
   return fact;
 }
 
+function readWorkflowFact(line: string): WorkflowFact {
+  const fields = new FactFields(line, 'workflow fact', WORKFLOW_FIELDS);
+  const fact: WorkflowFact = {
+    kind: 'workflow',
+    at: fields.int('at'),
+    workflowId: fields.text('id'),
+    workflowType: readKeyOf(fields.text('type'), WORKFLOW_TYPES, 'fact workflow type'),
+    name: fields.optionalFreeText('name') ?? '',
+    change: readKeyOf(fields.text('change'), WORKFLOW_CHANGES, 'fact workflow change'),
+    jobCount: fields.int('jobCount'),
+  };
+  assign(fact, 'step', fields.optionalText('step'));
+  assign(fact, 'stepType', fields.optionalText('stepType'));
+  assign(fact, 'jobId', fields.optionalText('job'));
+  assign(fact, 'stepsRemaining', fields.optionalInt('stepsRemaining'));
+  assign(fact, 'durationMs', fields.optionalInt('durationMs'));
+  assign(fact, 'failedStep', fields.optionalText('failedStep'));
+  assign(fact, 'failedStepType', fields.optionalText('failedStepType'));
+  assign(fact, 'failedJobId', fields.optionalText('failedJob'));
+  assign(fact, 'traceparent', fields.optionalFreeText('traceparent'));
+  return fact;
+}
+
 /** A fact from its line. */
 export function decodeFact(line: string): EventFact {
   switch (line.slice(0, 2)) {
@@ -328,6 +384,8 @@ export function decodeFact(line: string): EventFact {
       return readScheduleFact(line);
     case `r${FIELD_SEPARATOR}`:
       return readRateLimitFact(line);
+    case `f${FIELD_SEPARATOR}`:
+      return readWorkflowFact(line);
     default:
       return unexpectedReply('fact kind', line);
   }

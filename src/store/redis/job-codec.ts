@@ -1,4 +1,4 @@
-import { JOB_STATES, type HandlerCode, type Job, type JobError, type JobState } from '../../domain/job';
+import { JOB_STATES, type HandlerCode, type Job, type JobError, type JobState, type WorkflowLink } from '../../domain/job';
 import { isTerminal } from '../../domain/job-state-machine';
 import { leaseToken } from '../../domain/lease';
 import type { JsonObject, JsonValue } from '../../domain/json';
@@ -48,6 +48,7 @@ interface JobBody {
   schema?: string;
   unique?: UniqueConstraint;
   createdAt: number;
+  workflow?: WorkflowLink;
 }
 
 const HANDLER_CODES: Readonly<Record<HandlerCode, true>> = { retry: true, discard: true, dead_letter: true, fail: true };
@@ -76,6 +77,7 @@ export function encodeBody(job: Job): string {
   if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
   if (job.schema !== undefined) body.schema = job.schema;
   if (job.unique !== undefined) body.unique = job.unique;
+  if (job.workflow !== undefined) body.workflow = job.workflow;
   return JSON.stringify(body);
 }
 
@@ -149,7 +151,22 @@ function readBody(text: string): JobBody {
     schema: schema === undefined ? undefined : readString(schema, 'job schema'),
     unique: body['unique'] === undefined ? undefined : readUniqueConstraint(body['unique']),
     createdAt: readNumber(body['createdAt'], 'job createdAt'),
+    workflow: body['workflow'] === undefined ? undefined : readWorkflowLink(body['workflow']),
   };
+}
+
+function readWorkflowLink(value: JsonValue | undefined): WorkflowLink {
+  const link = readJsonObject(value, 'job body workflow');
+  return {
+    id: readString(link['id'], 'job workflow id'),
+    node: readInteger(link['node'], 'job workflow node'),
+    step: readString(link['step'], 'job workflow step'),
+  };
+}
+
+/** A workflow job's parent_results as its hash keeps them (set when it became available; absent: none). */
+function readParentResults(text: string | undefined, what: string): JsonObject | undefined {
+  return text === undefined || text === '' ? undefined : readJsonObject(readJson(text, what), what);
 }
 
 /** A recorded error (errors written without a backtrace get an empty one). */
@@ -209,6 +226,7 @@ function jobFrom(body: JobBody, state: JobState, attempt: number, errors: string
     progressData: undefined,
     lastCheckpoint: undefined,
   };
+  if (body.workflow !== undefined) job.workflow = body.workflow;
   return job;
 }
 
@@ -252,16 +270,22 @@ export function decodeJob(fields: Readonly<Record<string, string>>): Job | undef
   }
   const checkpoint = fields['checkpoint'];
   if (checkpoint !== undefined) job.lastCheckpoint = readJson(checkpoint, 'job checkpoint');
+  const parentResults = readParentResults(fields['parentResults'], 'job parentResults');
+  if (parentResults !== undefined) job.parentResults = parentResults;
   return job;
 }
 
 /**
  * A job claim.lua just made active, from its compact reply ({id, attempt,
- * lease expires at, body, enqueued at, errors, error, checkpoint}): an active
+ * lease expires at, body, enqueued at, errors, error, checkpoint, parent
+ * results}): an active
  * job has no result, completion, retry time, dead-letter mark or progress yet.
  */
 export function decodeClaimedJob(reply: unknown, workerId: string, leaseNonce: string, now: number): Job {
-  const [, attemptValue, expiresAt, bodyValue, enqueuedAt, errorsValue, errorValue, checkpointValue] = readArray(reply, 'claimed job');
+  const [, attemptValue, expiresAt, bodyValue, enqueuedAt, errorsValue, errorValue, checkpointValue, parentResultsValue] = readArray(
+    reply,
+    'claimed job',
+  );
   const attempt = readInteger(attemptValue, 'claimed job attempt');
   const errors = readString(errorsValue, 'claimed job errors');
   const error = readString(errorValue, 'claimed job error');
@@ -271,6 +295,8 @@ export function decodeClaimedJob(reply: unknown, workerId: string, leaseNonce: s
   job.enqueuedAt = readOptionalNumberText(readString(enqueuedAt, 'claimed job enqueuedAt'), 'claimed job enqueuedAt');
   if (error !== '') job.error = readJobError(readJson(error, 'claimed job error'), 'claimed job error');
   if (checkpoint !== '') job.lastCheckpoint = readJson(checkpoint, 'claimed job checkpoint');
+  const parentResults = readParentResults(readString(parentResultsValue, 'claimed job parentResults'), 'claimed job parentResults');
+  if (parentResults !== undefined) job.parentResults = parentResults;
   job.lease = {
     workerId,
     token: leaseToken(leaseNonce, attempt),

@@ -67,12 +67,19 @@ export class RedisKeys {
   readonly rateLimitEvents: string;
   /**
    * Per workflow (`<workflow><id>`), its run: a hash of its state, counters
-   * and times, and each node's progress (workflow-codec.ts). Changed by the
-   * settlements that advance it (lua/lib/workflows.lua).
+   * and times, each node's progress (workflow-codec.ts), and copies of the
+   * results of the jobs that succeeded. Changed by the settlements that
+   * advance it (lua/lib/workflows.lua).
    */
   readonly workflow: string;
   /** Per workflow (`<workflowPlan><id>`), its plan: a hash written once at creation, never changed (workflow-codec.ts). */
   readonly workflowPlan: string;
+  /**
+   * Per end state (`<workflowEnded><state>`: completed, failed, cancelled),
+   * the ended workflows by end time: pruneTerminal drops them past the
+   * retention of their end.
+   */
+  readonly workflowEnded: string;
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
@@ -105,6 +112,7 @@ export class RedisKeys {
     this.rateLimitEvents = `${prefix}:rate-limit-events:`;
     this.workflow = `${prefix}:workflow:`;
     this.workflowPlan = `${prefix}:workflow-plan:`;
+    this.workflowEnded = `${prefix}:workflow-ended:`;
   }
 
   /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
@@ -139,6 +147,7 @@ export class RedisKeys {
       this.rateLimitEvents,
       this.workflow,
       this.workflowPlan,
+      this.workflowEnded,
     ];
   }
 

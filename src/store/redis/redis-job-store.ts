@@ -39,7 +39,10 @@ import type {
   StateChange,
   WorkerPageRequest,
   WorkerSnapshot,
+  CancelWorkflowParams,
+  WorkflowRecord,
 } from '../job-store';
+import type { NewWorkflow } from '../../domain/workflow-creation';
 import type { PublishedSignal, StoreSignal } from '../store-signal';
 import { FactFollower } from './fact-follower';
 import { HeartbeatFeed } from './heartbeat-feed';
@@ -92,6 +95,9 @@ import { registerScheduleScript } from './scripts/register-schedule';
 import { removeScheduleScript } from './scripts/remove-schedule';
 import { setSchedulePausedScript } from './scripts/set-schedule-paused';
 import { takeSoftTimeoutsScript } from './scripts/take-soft-timeouts';
+import { cancelWorkflowScript } from './scripts/cancel-workflow';
+import { createWorkflowScript } from './scripts/create-workflow';
+import { getWorkflowScript } from './scripts/get-workflow';
 import { decodeSignal, encodeSignal } from './signal-codec';
 import { redactUrlPasswords } from '../../../lib/redact';
 
@@ -396,6 +402,18 @@ export class RedisJobStore implements JobStore {
 
   fireTicks(params: FireTicksParams): Promise<FireTicksOutcome> {
     return this.run(fireTicksScript, params);
+  }
+
+  createWorkflow(workflow: NewWorkflow): Promise<void> {
+    return this.run(createWorkflowScript, workflow);
+  }
+
+  getWorkflow(workflowId: string): Promise<WorkflowRecord | undefined> {
+    return this.run(getWorkflowScript, workflowId);
+  }
+
+  cancelWorkflow(params: CancelWorkflowParams): Promise<{ workflow: WorkflowRecord; transitions: JobTransition[] }> {
+    return this.run(cancelWorkflowScript, params);
   }
 
   setQueueLimits(params: QueueLimitsParams): Promise<void> {

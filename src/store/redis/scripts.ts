@@ -44,6 +44,9 @@ import { listSchedulesScript } from './scripts/list-schedules';
 import { registerScheduleScript } from './scripts/register-schedule';
 import { removeScheduleScript } from './scripts/remove-schedule';
 import { setSchedulePausedScript } from './scripts/set-schedule-paused';
+import { cancelWorkflowScript } from './scripts/cancel-workflow';
+import { createWorkflowScript } from './scripts/create-workflow';
+import { getWorkflowScript } from './scripts/get-workflow';
 
 /**
  * Every script the store runs: one per operation, each declared in
@@ -93,6 +96,9 @@ export const SCRIPTS = [
   setSchedulePausedScript,
   findDueSchedulesScript,
   fireTicksScript,
+  createWorkflowScript,
+  getWorkflowScript,
+  cancelWorkflowScript,
   auditScript,
 ] as const;
 
@@ -103,7 +109,8 @@ export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
  * The libraries every script starts with, in order: the rules generated
  * from the domain (tools/generate-lua-prelude.ts), then the shared helpers,
  * each built on those before it (arguments; writes, facts and state
- * changes; job changes; new jobs; schedules; workers).
+ * changes; job changes; new jobs; schedules; workers; workflows, which
+ * every job change may advance, so every script holds them).
  */
 export const LUA_LIBRARIES = [
   'lib/domain.lua',
@@ -113,18 +120,11 @@ export const LUA_LIBRARIES = [
   'lib/new-jobs.lua',
   'lib/schedules.lua',
   'lib/workers.lua',
+  'lib/workflows.lua',
 ] as const;
 
-/**
- * The workflow rules (the domain's workflow-run.ts in Lua), after the
- * libraries above. Not yet part of every script: no script advances
- * workflows yet, and every script runs its whole prelude on every call, so
- * each kilobyte of library costs every call Redis CPU.
- */
-export const WORKFLOW_LIBRARY = 'lib/workflows.lua';
-
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
-export const SCRIPT_KEY_COUNT = 29;
+export const SCRIPT_KEY_COUNT = 30;
 
 /** The text of the libraries every script starts with, then `extra` ones. */
 export function libraryPrelude(extra: readonly string[] = []): string {

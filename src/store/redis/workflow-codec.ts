@@ -103,6 +103,7 @@ export function encodeWorkflowRun(run: WorkflowRun): string[] {
   ];
   if (progress.startedAt !== undefined) fields.push('startedAt', String(progress.startedAt));
   if (progress.completedAt !== undefined) fields.push('completedAt', String(progress.completedAt));
+  if (progress.firstFailed !== undefined) fields.push('firstFailed', String(progress.firstFailed));
   run.nodes.forEach((node, i) => fields.push(`s${i}`, `${node.status},${node.remaining},${node.failedDependencies}`));
   return fields;
 }
@@ -167,6 +168,8 @@ function decodeRun(hash: Record<string, string>, nodeCount: number): WorkflowRun
   if (startedAt !== undefined) progress.startedAt = startedAt;
   const completedAt = readOptionalNumberText(hash['completedAt'], 'workflow completedAt');
   if (completedAt !== undefined) progress.completedAt = completedAt;
+  const firstFailed = readOptionalNumberText(hash['firstFailed'], 'workflow firstFailed');
+  if (firstFailed !== undefined) progress.firstFailed = firstFailed;
   const nodes = Array.from({ length: nodeCount }, (_, i): NodeProgress => {
     const [status, remaining, failed, ...rest] = readString(hash[`s${i}`], `workflow node ${i} progress`).split(',');
     if (rest.length > 0) unexpectedReply(`workflow node ${i} progress`, hash[`s${i}`]);

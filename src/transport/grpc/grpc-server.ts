@@ -10,6 +10,7 @@ import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
+import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
 import { FramedFetchResponseType } from './fetch-framing';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
@@ -25,6 +26,7 @@ import { exposureWarning, serverSecurity, type SecurityOptions } from './server-
 import { ojsServerMiddleware } from './server-middleware';
 import { terminatorMiddleware } from './terminator-middleware';
 import { WorkerServiceHandlers } from './worker-service';
+import { WorkflowServiceHandlers } from './workflow-service';
 
 export interface GrpcServerOptions {
   host: string;
@@ -101,10 +103,15 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   const operatorService = new OperatorServiceHandlers(app);
   server.add(guardDecoding(OperatorServiceDefinition), operatorService);
   server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app));
+  server.add(guardDecoding(WorkflowServiceDefinition), new WorkflowServiceHandlers(app));
   server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
-  const ojsServices = [WorkerServiceDefinition, JobServiceDefinition, OperatorServiceDefinition, ScheduleServiceDefinition].map(
-    (d) => d.fullName,
-  );
+  const ojsServices = [
+    WorkerServiceDefinition,
+    JobServiceDefinition,
+    OperatorServiceDefinition,
+    ScheduleServiceDefinition,
+    WorkflowServiceDefinition,
+  ].map((d) => d.fullName);
   if (options.security?.reflectionAccess !== 'off') {
     for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
       server.add(definition, implementation);

@@ -10,6 +10,7 @@ export function toJobFilterInput(filter: ProtoJobFilter | undefined, field = 'fi
     queue: filter?.queue ?? '',
     type: filter?.type ?? '',
     schedule: filter?.schedule ?? '',
+    workflow: filter?.workflowId ?? '',
     errorType: filter?.errorType ?? '',
   };
   if (filter?.deadLetter !== undefined) input.deadLetter = filter.deadLetter;

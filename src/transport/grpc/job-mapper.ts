@@ -165,6 +165,10 @@ export function toProtoJob(job: Job): ProtoJob {
     progress: job.progress,
     progressData: job.progressData,
     lastCheckpoint: job.lastCheckpoint,
+    workflowId: job.workflow?.id ?? '',
+    workflowStep: job.workflow?.step ?? '',
+    // Only deliveries carry them (toDelivery): they can be as large as the job itself.
+    parentResults: undefined,
   };
 }
 
@@ -172,9 +176,15 @@ function seconds(ms: number | undefined): number {
   return ms === undefined ? 0 : Math.round(ms / 1000);
 }
 
-/** A claimed job with the lease that proves the reservation. */
+/**
+ * A claimed job with the lease that proves the reservation. A workflow job
+ * comes with its parent_results, `{}` when it runs after nothing (the
+ * domain leaves them unset then).
+ */
 export function toDelivery(job: Job): Delivery {
-  return { job: toProtoJob(job), leaseToken: job.lease!.token, leaseExpiresAt: toDate(visibilityDeadline(job)) };
+  const envelope = toProtoJob(job);
+  if (job.workflow !== undefined) envelope.parentResults = job.parentResults ?? {};
+  return { job: envelope, leaseToken: job.lease!.token, leaseExpiresAt: toDate(visibilityDeadline(job)) };
 }
 
 function describePolicy(policy: RetryPolicy): ProtoRetryPolicy {

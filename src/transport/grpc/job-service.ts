@@ -1,6 +1,5 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
-import type { TraceContext } from '../../app/job-commands';
 import type {
   ActivateJobRequest,
   CancelJobRequest,
@@ -13,6 +12,7 @@ import type {
 import { principalOf } from './auth-context';
 import { toProtoJob, toSubmission } from './job-mapper';
 import { fromDuration } from './time-mapping';
+import { traceContextOf } from './trace-metadata';
 
 /** JobService handlers: PUSH, INFO, CANCEL, ACTIVATE and RETRY. */
 export class JobServiceHandlers implements JobServiceImplementation {
@@ -58,14 +58,4 @@ export class JobServiceHandlers implements JobServiceImplementation {
     );
     return { job: toProtoJob(job), finished };
   }
-}
-
-/** W3C trace context sent with the call (ojs-grpc-binding section 9.4). */
-function traceContextOf(context: CallContext): TraceContext {
-  const trace: TraceContext = {};
-  const traceparent = context.metadata.get('traceparent');
-  const tracestate = context.metadata.get('tracestate');
-  if (traceparent !== undefined) trace.traceparent = traceparent;
-  if (tracestate !== undefined) trace.tracestate = tracestate;
-  return trace;
 }

@@ -4,6 +4,7 @@ import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
 import { ScheduleServiceDefinition } from '../../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
+import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
 import { REFLECTION_METHOD_PATHS } from './reflection';
 
 /**
@@ -96,6 +97,12 @@ const OJS_RULES: [string, MethodRule][] = [
     deleteSchedule: PRODUCERS,
     pauseSchedule: PRODUCERS,
     resumeSchedule: PRODUCERS,
+  }),
+  // A workflow is jobs: who may enqueue and cancel jobs may create and cancel one; who may read jobs may read it.
+  ...rulesOf(WorkflowServiceDefinition, {
+    createWorkflow: PRODUCERS,
+    getWorkflow: JOB_READERS,
+    cancelWorkflow: PRODUCERS,
   }),
 ];
 

@@ -4,8 +4,20 @@ import type { LifecycleEvent } from '../../domain/event-catalog';
 import type { Job, JobError } from '../../domain/job';
 import { jobTimeline } from '../../domain/job-timeline';
 import { desiredState } from '../../domain/worker';
+import type { WorkflowView } from '../../domain/workflow-view';
 import type { QueueCounts, QueueStats, WorkerSnapshot } from '../../store/job-store';
-import type { ApiBulkResult, ApiEvent, ApiJob, ApiJobDetail, ApiJobError, ApiQueue, ApiQueueStats, ApiWorker } from './api-types';
+import type {
+  ApiBulkResult,
+  ApiEvent,
+  ApiJob,
+  ApiJobDetail,
+  ApiJobError,
+  ApiQueue,
+  ApiQueueStats,
+  ApiWorker,
+  ApiWorkflow,
+  ApiWorkflowStep,
+} from './api-types';
 
 /** Domain values as the dashboard's JSON (api-types.ts): the HTTP twin of the gRPC mappers. */
 
@@ -86,7 +98,59 @@ export function toApiJob(job: Job): ApiJob {
 
 /** A job with its timeline, for its own page (listings leave the timeline out: nobody reads it there). */
 export function toApiJobDetail(job: Job): ApiJobDetail {
-  return { ...toApiJob(job), timeline: jobTimeline(job) };
+  return {
+    ...toApiJob(job),
+    timeline: jobTimeline(job),
+    ...optional({
+      workflow: job.workflow === undefined ? undefined : { id: job.workflow.id, step: job.workflow.step },
+      parentResults: job.parentResults,
+    }),
+  };
+}
+
+/** Most characters of a step's result the workflow page gets (api-types ApiWorkflowStep.resultExcerpt). */
+export const RESULT_EXCERPT_CHARS = 200;
+
+export function toApiWorkflow(view: WorkflowView): ApiWorkflow {
+  return {
+    id: view.id,
+    type: view.type,
+    name: view.name,
+    state: view.state,
+    createdAt: view.createdAt,
+    jobCount: view.jobCount,
+    completedCount: view.completedCount,
+    failedCount: view.failedCount,
+    ...optional({ startedAt: view.startedAt, completedAt: view.completedAt }),
+    steps: view.steps.map(toApiWorkflowStep),
+  };
+}
+
+function toApiWorkflowStep({ result, ...step }: WorkflowView['steps'][number]): ApiWorkflowStep {
+  const text = result === undefined ? undefined : JSON.stringify(result);
+  return {
+    index: step.index,
+    path: step.path,
+    key: step.key,
+    role: step.role,
+    type: step.type,
+    state: step.state,
+    attempts: step.attempts,
+    ...optional({
+      cancelReason: step.cancelReason,
+      jobId: step.jobId,
+      startedAt: step.startedAt,
+      completedAt: step.completedAt,
+      resultExcerpt: text === undefined ? undefined : excerpt(text),
+    }),
+  };
+}
+
+/** The start of `text`, never cutting a character in two (a UTF-16 surrogate pair). */
+function excerpt(text: string): string {
+  if (text.length <= RESULT_EXCERPT_CHARS) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(RESULT_EXCERPT_CHARS - 1)) ? RESULT_EXCERPT_CHARS - 1 : RESULT_EXCERPT_CHARS;
+  return `${text.slice(0, end)}…`;
 }
 
 export function toApiBulkResult(result: BulkResult): ApiBulkResult {

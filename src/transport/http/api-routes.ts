@@ -10,9 +10,10 @@ import type { WorkerState } from '../../domain/worker';
 import type { WorkerFilter, WorkerTarget } from '../../store/job-store';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_service';
+import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
 import { fromPageToken, toPageToken } from '../grpc/page-token';
-import { toApiBulkResult, toApiJob, toApiJobDetail, toApiQueue, toApiQueueStats, toApiWorker } from './api-mapping';
-import type { ApiPage, ApiQueue, ApiSession, ApiWorker, ApiJob } from './api-types';
+import { toApiBulkResult, toApiJob, toApiJobDetail, toApiQueue, toApiQueueStats, toApiWorker, toApiWorkflow } from './api-mapping';
+import type { ApiPage, ApiQueue, ApiSession, ApiWorker, ApiJob, ApiWorkflow } from './api-types';
 import { mayCall } from './http-auth';
 
 /** What a route handler gets: the authorised caller, the path's parameters, the query and the JSON body. */
@@ -41,6 +42,8 @@ export function operatorMethod(key: OperatorMethod): string {
 }
 
 const GET_JOB = `/${JobServiceDefinition.fullName}/${JobServiceDefinition.methods.getJob.name}`;
+const GET_WORKFLOW = `/${WorkflowServiceDefinition.fullName}/${WorkflowServiceDefinition.methods.getWorkflow.name}`;
+const CANCEL_WORKFLOW = `/${WorkflowServiceDefinition.fullName}/${WorkflowServiceDefinition.methods.cancelWorkflow.name}`;
 const WORKER_STATES: readonly WorkerState[] = ['running', 'quiet', 'terminate'];
 
 /**
@@ -71,6 +74,7 @@ export function apiRoutes(app: Application, isAuthRequired: boolean): ApiRoute[]
           retryJobs: mayCall(caller, operatorMethod('retryJobs')),
           deleteJobs: mayCall(caller, operatorMethod('deleteJobs')),
           cancelJobs: mayCall(caller, operatorMethod('cancelJobs')),
+          cancelWorkflows: mayCall(caller, CANCEL_WORKFLOW),
         },
       }),
     },
@@ -146,6 +150,18 @@ export function apiRoutes(app: Application, isAuthRequired: boolean): ApiRoute[]
       grpcMethod: GET_JOB,
       handle: async ({ caller, params }) => toApiJobDetail(await app.jobs.get(caller, params['id']!)),
     },
+    {
+      method: 'GET',
+      path: 'workflows/:id',
+      grpcMethod: GET_WORKFLOW,
+      handle: async ({ caller, params }): Promise<ApiWorkflow> => toApiWorkflow(await app.workflows.get(caller, params['id']!)),
+    },
+    {
+      method: 'POST',
+      path: 'workflows/:id/cancel',
+      grpcMethod: CANCEL_WORKFLOW,
+      handle: async ({ caller, params }): Promise<ApiWorkflow> => toApiWorkflow(await app.workflows.cancel(caller, params['id']!)),
+    },
     bulk('retry', 'retryJobs'),
     bulk('delete', 'deleteJobs'),
     bulk('cancel', 'cancelJobs'),
@@ -163,7 +179,10 @@ function pageSizeOf(query: URLSearchParams): number {
   return /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
 }
 
-/** A listing filter from the query: states as a comma-separated list, queue, type, schedule, errorType, deadLetter=true|false. */
+/**
+ * A listing filter from the query: states as a comma-separated list, queue,
+ * type, schedule, errorType, workflow (a workflow's id), deadLetter=true|false.
+ */
 export function jobFilterOf(query: URLSearchParams): JobFilterInput {
   const states = (query.get('states') ?? '').split(',').filter((state) => state !== '');
   const known: readonly string[] = JOB_STATES;
@@ -177,6 +196,7 @@ export function jobFilterOf(query: URLSearchParams): JobFilterInput {
     type: query.get('type') ?? '',
     schedule: query.get('schedule') ?? '',
     errorType: query.get('errorType') ?? '',
+    workflow: query.get('workflow') ?? '',
     ...(deadLetter === null ? {} : { deadLetter: deadLetter === 'true' }),
   };
 }

@@ -15,7 +15,14 @@ export interface ApiSession {
   /** The principal's name ('' when authentication is off). */
   principal: string;
   isAuthRequired: boolean;
-  may: { pauseQueues: boolean; steerWorkers: boolean; retryJobs: boolean; deleteJobs: boolean; cancelJobs: boolean };
+  may: {
+    pauseQueues: boolean;
+    steerWorkers: boolean;
+    retryJobs: boolean;
+    deleteJobs: boolean;
+    cancelJobs: boolean;
+    cancelWorkflows: boolean;
+  };
 }
 
 /** One page of a listing; `next` continues it. `now` is the server's clock when it answered, for ages and lags. */
@@ -112,9 +119,55 @@ export interface ApiTimelineEntry {
   isDeadLetter?: boolean;
 }
 
-/** A job as its own page shows it: the envelope and its timeline, oldest first. */
+/**
+ * A job as its own page shows it: the envelope and its timeline, oldest
+ * first; for a workflow's job, where it stands in its workflow and the
+ * results of the steps it depends on (absent before it became available).
+ */
 export interface ApiJobDetail extends ApiJob {
   timeline: ApiTimelineEntry[];
+  /** The workflow's id and the job's step key ("1.0", "on_failure"). */
+  workflow?: { id: string; step: string };
+  parentResults?: Record<string, unknown>;
+}
+
+export type ApiWorkflowState = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type ApiStepState = 'waiting' | 'pending' | 'active' | 'completed' | 'failed' | 'cancelled';
+
+/** A workflow's job (ojs-workflows 11.2), in definition order. */
+export interface ApiWorkflowStep {
+  index: number;
+  /** Where it sits in the definition ("steps[1].jobs[0]") and its display key ("1.0"). */
+  path: string;
+  key: string;
+  role: 'step' | 'job' | 'on_complete' | 'on_success' | 'on_failure';
+  type: string;
+  state: ApiStepState;
+  cancelReason?: 'not_triggered' | 'upstream_failed' | 'workflow_cancelled';
+  jobId?: string;
+  attempts: number;
+  startedAt?: number;
+  completedAt?: number;
+  /**
+   * The start of its result's JSON text (at most RESULT_EXCERPT_CHARS
+   * characters, then "…"): a workflow has up to 1,000 jobs, each result up
+   * to a mebibyte; the whole result is on the job's page.
+   */
+  resultExcerpt?: string;
+}
+
+export interface ApiWorkflow {
+  id: string;
+  type: 'chain' | 'group' | 'batch';
+  name: string;
+  state: ApiWorkflowState;
+  createdAt: number;
+  startedAt?: number;
+  completedAt?: number;
+  jobCount: number;
+  completedCount: number;
+  failedCount: number;
+  steps: ApiWorkflowStep[];
 }
 
 export interface ApiBulkResult {

@@ -11,7 +11,13 @@ function jobsOf(wf: WorkflowDriver, active: string[] = [], results = new Map<str
     const key = wf.plan.nodes[index]?.key ?? '';
     const state: JobState = active.includes(key) ? 'active' : created.state;
     const result = results.get(key);
-    return { id: created.id, state, attempt: active.includes(key) ? 1 : 0, ...(result === undefined ? {} : { result }) };
+    return {
+      id: created.id,
+      queue: created.queue,
+      state,
+      attempt: active.includes(key) ? 1 : 0,
+      ...(result === undefined ? {} : { result }),
+    };
   };
 }
 

@@ -239,6 +239,8 @@ export interface JobFilter {
     | undefined;
   /** Jobs a cron schedule made (meta.cron_name, ScheduleService). */
   schedule: string;
+  /** The jobs of a workflow (Job.workflow_id, WorkflowService): a UUIDv7. */
+  workflowId: string;
 }
 
 export interface ListJobsRequest {
@@ -1806,6 +1808,7 @@ function createBaseJobFilter(): JobFilter {
     finishedAfter: undefined,
     finishedBefore: undefined,
     schedule: "",
+    workflowId: "",
   };
 }
 
@@ -1844,6 +1847,9 @@ export const JobFilter: MessageFns<JobFilter> = {
     }
     if (message.schedule !== "") {
       writer.uint32(82).string(message.schedule);
+    }
+    if (message.workflowId !== "") {
+      writer.uint32(90).string(message.workflowId);
     }
     return writer;
   },
@@ -1951,6 +1957,14 @@ export const JobFilter: MessageFns<JobFilter> = {
             message.schedule = reader.string();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.workflowId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1978,6 +1992,7 @@ export const JobFilter: MessageFns<JobFilter> = {
     message.finishedAfter = object.finishedAfter ?? undefined;
     message.finishedBefore = object.finishedBefore ?? undefined;
     message.schedule = object.schedule ?? "";
+    message.workflowId = object.workflowId ?? "";
     return message;
   },
 };

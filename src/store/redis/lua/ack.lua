@@ -4,7 +4,8 @@
         leaseProblem); items that fail it are refused one by one.
   Post: the lease is released (capacityFreed), the job is completed with its
         result; a job that reported progress in this attempt is at 1.0
-        (ojs-progress 8.1). Fields a completed job does not show stay, unread
+        (ojs-progress 8.1). A workflow job's node succeeds, its result
+        copied to the workflow, which advances (lib/workflows.lua). Fields a completed job does not show stay, unread
         (job-codec.ts decodeJob). Each completion records its fact and
         counts in its queue's throughput.
   ARGV: 1 now, 2 worker id, 3 item count, 4 stride (3), then per item
@@ -27,7 +28,7 @@ end
 local results = {}
 for _, item in ipairs(items) do
   local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
-    'createdAt', 'tp')
+    'createdAt', 'tp', 'wf')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
     results[#results + 1] = { problem, job[1] or '' }
@@ -40,7 +41,7 @@ for _, item in ipairs(items) do
     end
     releaseLease(item.id, workerId)
     enter(item.id, { queue = job[4], createdAt = job[9], startedAt = job[8] }, 'active', 'completed', now, fields)
-    local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10] }
+    local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10], wf = job[11] }
     results[#results + 1] = { 'ok', 'completed', transition(item.id, known, 'active', 'completed', now, { workerId = workerId }) }
   end
 end

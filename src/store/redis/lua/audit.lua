@@ -21,7 +21,14 @@
   lifetime; rate-limit event sampling belongs to a queue with limits, and
   expires unless an episode is open; the event log holds about its length of facts at most (lib
   trimStep, and approximate trimming keeps up to one stream node more), and
-  its last position is at least that of its newest fact.
+  its last position is at least that of its newest fact. Workflows: a run
+  and a plan each, or neither; the run's counters are its nodes' (jobs
+  succeeded, jobs failed, nodes settled), it has ended exactly when every
+  node has settled, and it is in the ended index of its end state (by its
+  end time) exactly when it has ended; a waiting node's job is pending,
+  an enqueued node's job exists and has not finished; each job's link
+  names its node's job in its workflow, unless retention removed the
+  workflow.
   Allowed, because scripts drop them lazily on the way: an active job
   without a soft-timeout entry (take-soft-timeouts took it), and an
   available job missing from its ready set while its waiting deadline is
@@ -56,10 +63,12 @@ local FAMILIES = {
   { name = 'stats', prefix = K.stats, type = 'hash' }, { name = 'starts', prefix = K.starts, type = 'zset' },
   { name = 'unique', prefix = K.unique, type = 'string' }, { name = 'schedule', prefix = K.schedule, type = 'hash' },
   { name = 'rateLimitEvents', prefix = K.rateLimitEvents, type = 'hash' },
+  { name = 'workflowPlan', prefix = K.workflowPlan, type = 'hash' }, { name = 'workflowEnded', prefix = K.workflowEnded, type = 'zset' },
+  { name = 'workflow', prefix = K.workflow, type = 'hash' },
 }
 local found = {
   job = {}, ready = {}, counts = {}, worker = {}, held = {}, listing = {}, stats = {}, starts = {}, unique = {}, schedule = {},
-  rateLimitEvents = {},
+  rateLimitEvents = {}, workflow = {}, workflowPlan = {}, workflowEnded = {},
 }
 
 local function checkType(key, expected)
@@ -332,22 +341,24 @@ end
 
 --[[ The event log ]]
 
--- Approximate trimming removes whole stream nodes (up to 100 entries, or one larger than a node), and keeps
--- the entry holding the oldest fact to keep: beyond them, facts of at most this many more.
-local EVENT_LOG_SLACK = 1000
-settings()
-local oldestEntry = redis.call('XRANGE', K.events, '-', '+', 'COUNT', 1)[1]
-local newestEntry = redis.call('XREVRANGE', K.events, '+', '-', 'COUNT', 1)[1]
-local lastPosition = tonumber(redis.call('GET', K.eventPosition) or 0)
-if oldestEntry then
-  local first, count = entrySpan(oldestEntry[1])
-  local logged = lastPosition - first + 1
-  if eventLogLength > 0 and logged - count > eventLogLength + trimStep() + EVENT_LOG_SLACK then
-    problem('the event log holds ' .. int(logged) .. ' facts, beyond its length ' .. eventLogLength)
-  end
-  local newest, newestCount = entrySpan(newestEntry[1])
-  if newest + newestCount - 1 > lastPosition then
-    problem('the event log numbered facts up to ' .. int(lastPosition) .. ', but holds one at ' .. int(newest + newestCount - 1))
+do
+  -- Approximate trimming removes whole stream nodes (up to 100 entries, or one larger than a node), and keeps
+  -- the entry holding the oldest fact to keep: beyond them, facts of at most this many more.
+  local EVENT_LOG_SLACK = 1000
+  settings()
+  local oldestEntry = redis.call('XRANGE', K.events, '-', '+', 'COUNT', 1)[1]
+  local newestEntry = redis.call('XREVRANGE', K.events, '+', '-', 'COUNT', 1)[1]
+  local lastPosition = tonumber(redis.call('GET', K.eventPosition) or 0)
+  if oldestEntry then
+    local first, count = entrySpan(oldestEntry[1])
+    local logged = lastPosition - first + 1
+    if eventLogLength > 0 and logged - count > eventLogLength + trimStep() + EVENT_LOG_SLACK then
+      problem('the event log holds ' .. int(logged) .. ' facts, beyond its length ' .. eventLogLength)
+    end
+    local newest, newestCount = entrySpan(newestEntry[1])
+    if newest + newestCount - 1 > lastPosition then
+      problem('the event log numbered facts up to ' .. int(lastPosition) .. ', but holds one at ' .. int(newest + newestCount - 1))
+    end
   end
 end
 
@@ -372,6 +383,74 @@ do
   end
   for name in pairs(due) do
     if not found.schedule[name] then problem('the due schedules list ' .. name .. ', which is not stored') end
+  end
+end
+
+--[[ Workflows ]]
+
+do
+  local ended = {}
+  for state in pairs(found.workflowEnded) do
+    if not TERMINAL_WORKFLOW[state] then problem('ended workflows are indexed under ' .. state .. ', which is no end state') end
+    ended[state] = scoresOf(K.workflowEnded .. state)
+  end
+  for id in pairs(found.workflowPlan) do
+    if not found.workflow[id] then problem('workflow ' .. id .. ' has a plan but no run') end
+  end
+  for id in pairs(found.workflow) do
+    local run, plan = hashOf(K.workflow .. id), hashOf(K.workflowPlan .. id)
+    local jobCount, nodeCount = tonumber(plan.jobCount), tonumber(plan.nodeCount)
+    if not (jobCount and nodeCount) then
+      problem('workflow ' .. id .. ' has a run but no plan')
+    else
+      local completed, failed, settled = 0, 0, 0
+      for i = 0, nodeCount - 1 do
+        local status = string.match(run['s' .. i] or '', '^(%a+),')
+        if NODE_SETTLED[status] then settled = settled + 1 end
+        if i < jobCount then
+          if status == 'succeeded' then completed = completed + 1 end
+          if status == 'failed' then failed = failed + 1 end
+          local jobId = plan['j' .. i]
+          local job = jobId and jobs[jobId]
+          if status == 'waiting' and not (job and job.state == 'pending') then
+            problem('workflow ' .. id .. ' node ' .. i .. ' waits, but its job ' .. tostring(jobId) .. ' is ' .. tostring(job and job.state))
+          elseif status == 'enqueued' and not (job and not TERMINAL[job.state]) then
+            problem('workflow ' .. id .. ' node ' .. i .. ' is enqueued, but its job ' .. tostring(jobId) .. ' is ' .. tostring(job and job.state))
+          end
+        end
+      end
+      for field, n in pairs({ completedCount = completed, failedCount = failed, settledCount = settled }) do
+        if tonumber(run[field]) ~= n then problem('workflow ' .. id .. ' counts ' .. field .. ' ' .. tostring(run[field]) .. ', not ' .. n) end
+      end
+      if (TERMINAL_WORKFLOW[run.state] ~= nil) ~= (settled == nodeCount) then
+        problem('workflow ' .. id .. ' is ' .. tostring(run.state) .. ' with ' .. settled .. ' of ' .. nodeCount .. ' nodes settled')
+      end
+    end
+    for state, scores in pairs(ended) do
+      local score = scores[id]
+      if state == run.state and score ~= tonumber(run.completedAt) then
+        problem('workflow ' .. id .. ' ended ' .. state .. ' at ' .. tostring(run.completedAt) .. ' but is indexed at ' .. tostring(score))
+      elseif state ~= run.state and score then
+        problem('workflow ' .. id .. ' is ' .. tostring(run.state) .. ' but indexed as ended ' .. state)
+      end
+    end
+    if TERMINAL_WORKFLOW[run.state] and not ended[run.state] then problem('workflow ' .. id .. ' ended ' .. run.state .. ' but is not indexed') end
+  end
+  for state, scores in pairs(ended) do
+    for id in pairs(scores) do
+      if not found.workflow[id] then problem('the ended workflows (' .. state .. ') list ' .. id .. ', which is not stored') end
+    end
+  end
+  for jobId, job in pairs(jobs) do
+    if job.wf then
+      local id, node = string.match(job.wf, '^(.+)|(%d+)$')
+      local named = id and found.workflowPlan[id] and redis.call('HGET', K.workflowPlan .. id, 'j' .. node)
+      if not id then
+        problem('job ' .. jobId .. ' links to a workflow as ' .. job.wf)
+      elseif found.workflowPlan[id] and named ~= jobId then
+        problem('job ' .. jobId .. ' is node ' .. node .. ' of workflow ' .. id .. ', whose job there is ' .. tostring(named))
+      end
+    end
   end
 end
 

@@ -12,7 +12,7 @@
         waiting deadline is never claimed: it leaves the ready queue and the
         expiry pass discards it.
         Byte budget: a job is claimed only if the stored size of the jobs
-        claimed so far (body, errors, error, checkpoint) plus its own stays
+        claimed so far (body, errors, error, checkpoint, parent results) plus its own stays
         within `max bytes`; the first job is claimed whatever its size. The
         first job that does not fit ends the claim: it, and the entries popped
         with it, go back to their ready queue with their original scores, so
@@ -43,9 +43,11 @@
         and the key expires a window after `quiet`.
   ARGV: 1 now, 2 worker id, 3 max, 4 lease nonce, 5 confirmation window (ms),
         6 max bytes, 7 queue count, 8 stride (1), 9.. queues in order.
+        The first job of a pending workflow to start makes the workflow
+        running (lib/workflows.lua Workflow.started), its fact after the job's.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
            {{id, attempt, lease expires at, body, enqueued at, errors, error,
-             checkpoint}...}, stopped at the byte budget (0/1),
+             checkpoint, parent results}...}, stopped at the byte budget (0/1),
            {queue, its rate window's next slot...} for queues held back by rate,
            the time the claim started its jobs at}.
   Bounded: at most `max` jobs, and entries popped beyond them go back.
@@ -184,7 +186,9 @@ local function take(id, f, queue, deadline)
   zadd(K.leases, leaseExpiresAt, id)
   zadd(K.timeouts, softTimeoutAt(now, f[7], f[9]), id)
   sadd(held, id)
-  claimed[#claimed + 1] = { id, attempt, int(leaseExpiresAt), f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '' }
+  claimed[#claimed + 1] = { id, attempt, int(leaseExpiresAt), f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '', f[18] or '' }
+  -- The first of a workflow's jobs to start makes it running.
+  if f[17] then Workflow.started(f[17], now) end
 end
 
 local heldBack = {}
@@ -201,10 +205,10 @@ for q, queue in ipairs(queues) do
         zadd(ready, score, id)
       else
         local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
-          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp')
+          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp', 'wf', 'parentResults')
         local deadline = waitingDeadline(f[2], f[3], f[4])
         if f[1] == 'available' and not (deadline and deadline <= now) then
-          local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '')
+          local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '') + #(f[18] or '')
           if #claimed > 0 and bytes + size > maxBytes then
             isFull = true
             zadd(ready, score, id)

@@ -27,12 +27,12 @@ end
 
 local transitions = {}
 for _, item in ipairs(items) do
-  local job = redis.call('HMGET', K.job .. item.id, 'state', 'queue', 'type', 'attempt', 'createdAt', 'tp')
+  local job = redis.call('HMGET', K.job .. item.id, 'state', 'queue', 'type', 'attempt', 'createdAt', 'tp', 'wf')
   if job[1] == item.expected then
     unindex(item.id, job[2])
     local fields = { 'error', item.error, 'errors', item.errors, 'errorType', item.errorType, 'deadLetter', 0 }
     enter(item.id, { queue = job[2], createdAt = job[5] }, item.expected, 'discarded', now, fields)
-    local known = { type = job[3], queue = job[2], attempt = job[4], tp = job[6] }
+    local known = { type = job[3], queue = job[2], attempt = job[4], tp = job[6], wf = job[7] }
     local extra = { error = item.summary, createdAt = job[5], deadLetter = '0' }
     transitions[#transitions + 1] = transition(item.id, known, item.expected, 'discarded', now, extra)
   end

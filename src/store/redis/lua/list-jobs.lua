@@ -14,7 +14,7 @@
         (finished states by finished time; scheduled, pending and retryable
         by creation time) bound the index ranges; the other filters (type,
         error type, dead letter, creation time of finished, active and
-        available jobs, the queue of active jobs, the schedule) are checked on each job
+        available jobs, the queue of active jobs, the schedule, the workflow) are checked on each job
         examined. States the filter cannot select (all but discarded with a
         dead-letter filter, unfinished ones with a finished-time bound) are
         not read. The page ends at `limit` jobs, at the scan budget (jobs
@@ -26,8 +26,8 @@
         rank; '' for the first page), 3 limit, 4 scan budget, 5 with jobs
         (0/1), 6 max bytes, 7 queue, 8 type, 9 error type, 10 dead letter
         (0/1), 11 created after, 12 created before, 13 finished after,
-        14 finished before, 15 schedule ('' for each filter the query does
-        not set), 16 state count, 17 stride (1), 18.. states.
+        14 finished before, 15 schedule, 16 workflow ('' for each filter the
+        query does not set), 17 state count, 18 stride (1), 19.. states.
   Returns: {{job id...}, {job hash...} (with the jobs; {} otherwise), next
            after (the listing key to continue after; '' when nothing follows)}.
   Bounded: examines at most the scan budget of entries and queues, and
@@ -48,8 +48,10 @@ if argText(10) ~= '' then deadLetter = argFlag(10) end
 local createdAfter, createdBefore = argOptionalTime(11), argOptionalTime(12)
 local finishedAfter, finishedBefore = argOptionalTime(13), argOptionalTime(14)
 local schedule = argOptional(15)
-local n, first = argBatch(16, 1)
-if n < 1 or n > #JOB_STATES then refuse(16, 'is not a number of states from 1 to ' .. #JOB_STATES) end
+-- A job's workflow link ("<id>|<node>") starts with this.
+local workflowLink = argOptional(16) and argOptional(16) .. '|'
+local n, first = argBatch(17, 1)
+if n < 1 or n > #JOB_STATES then refuse(17, 'is not a number of states from 1 to ' .. #JOB_STATES) end
 local states = {}
 for i = first, first + n - 1 do states[#states + 1] = argMember(i, IS_JOB_STATE) end
 
@@ -96,7 +98,7 @@ for _, state in ipairs(states) do
   end
 end
 
-local isFiltered = jobType ~= nil or schedule ~= nil or errorType ~= nil or deadLetter ~= nil or isCreationChecked or isQueueChecked
+local isFiltered = jobType ~= nil or schedule ~= nil or workflowLink ~= nil or errorType ~= nil or deadLetter ~= nil or isCreationChecked or isQueueChecked
 local chunk = math.min(limit, isFiltered and budget or limit, MAX_PAGE_SIZE) + 1
 
 --[[ The jobs of the states listed by time, merged by listing key. ]]
@@ -213,11 +215,12 @@ end
 -- Whether the job passes the filters the indexes did not answer (mirror of domain job-query.ts
 -- matchesFilter). Reads the few fields they need, never the job itself: most may not match.
 local function matches(id, checksQueue)
-  local f = redis.call('HMGET', K.job .. id, 'state', 'type', 'errorType', 'deadLetter', 'createdAt', 'queue', 'cron')
-  local job = { state = f[1], type = f[2], errorType = f[3], deadLetter = f[4], createdAt = f[5], queue = f[6], cron = f[7] }
+  local f = redis.call('HMGET', K.job .. id, 'state', 'type', 'errorType', 'deadLetter', 'createdAt', 'queue', 'cron', 'wf')
+  local job = { state = f[1], type = f[2], errorType = f[3], deadLetter = f[4], createdAt = f[5], queue = f[6], cron = f[7], wf = f[8] }
   if checksQueue and job.queue ~= queue then return false end
   if jobType and job.type ~= jobType then return false end
   if schedule and job.cron ~= schedule then return false end
+  if workflowLink and not (job.wf and string.sub(job.wf, 1, #workflowLink) == workflowLink) then return false end
   -- A completed job shows no error (job-codec.ts decodeJob).
   if errorType and (job.state == 'completed' or job.errorType ~= errorType) then return false end
   if deadLetter ~= nil and (job.state ~= 'discarded' or (job.deadLetter == '1') ~= deadLetter) then return false end

@@ -7,12 +7,16 @@
   Post: job hashes and their listing entries deleted, counters decremented;
         over the cap, the oldest finished jobs (whatever their state) go
         first. A queue whose last job goes loses its counts and its entry in
-        the queue index unless it is paused (lib flush).
+        the queue index unless it is paused (lib flush). In the same pass,
+        uncounted, ended workflows past the retention of their end
+        (completed: completed retention; failed: discarded; cancelled:
+        cancelled) lose their plan and run; their jobs follow their own
+        retention.
   ARGV: 1 now, 2 completed retention, 3 cancelled retention, 4 discarded
         retention (ms), 5 most finished jobs kept (0: no cap), 6 limit.
   Returns: how many jobs were removed.
   Bounded: reads at most `limit` index entries per terminal state and
-  removes at most `limit` jobs. Atomic: one script; every argument is
+  removes at most `limit` jobs, and at most `limit` workflows per end state. Atomic: one script; every argument is
   checked before the first write.
 ]]
 argCount(6)
@@ -60,6 +64,16 @@ while pruned < limit do
   count(queue, first, nil)
   excess = excess - 1
   pruned = pruned + 1
+end
+
+-- Ended workflows, oldest first per end state (lib/workflows.lua indexes them by end time).
+local workflowCutoff = { completed = cutoff.completed, failed = cutoff.discarded, cancelled = cutoff.cancelled }
+for state, before in pairs(workflowCutoff) do
+  local key = K.workflowEnded .. state
+  for _, id in ipairs(limit > 0 and redis.call('ZRANGEBYSCORE', key, '-inf', before, 'LIMIT', 0, limit) or {}) do
+    redis.call('DEL', K.workflow .. id, K.workflowPlan .. id)
+    zrem(key, id)
+  end
 end
 finish()
 return pruned

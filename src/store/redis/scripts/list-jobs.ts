@@ -34,6 +34,7 @@ export const listJobsScript = declareScript({
         arg.optionalInt(filter.finishedAfter, 'finishedAfter'),
         arg.optionalInt(filter.finishedBefore, 'finishedBefore'),
         arg.text(filter.schedule ?? '', 'schedule'),
+        arg.text(filter.workflow ?? '', 'workflow'),
       ],
       ['state'],
       filter.states,

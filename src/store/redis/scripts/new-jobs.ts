@@ -33,6 +33,7 @@ export const NEW_JOB_FIELDS = [
   'uniquePeriod',
   'uniqueConflict',
   'cron',
+  'workflow',
 ] as const;
 
 /**
@@ -64,6 +65,8 @@ export function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], 
     body: encodeBody(job),
     ...uniqueFields(job),
     cron: typeof cronName === 'string' && scheduleNameProblem(cronName) === undefined ? cronName : '',
+    // Copied for the scripts that advance the job's workflow when it finishes, and for listings (JobFilter.workflow).
+    workflow: job.workflow === undefined ? '' : `${arg.id(job.workflow.id, 'workflow id')}|${arg.int(job.workflow.node, 'workflow node')}`,
   };
 }
 

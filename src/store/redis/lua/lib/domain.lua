@@ -85,3 +85,5 @@ local TERMINAL_WORKFLOW = { completed = true, failed = true, cancelled = true }
 -- Workflow node statuses (workflow-run.ts) that are settled, and those its dependents count as a failure.
 local NODE_SETTLED = { succeeded = true, failed = true, cancelled = true, skipped = true }
 local NODE_FAILURE = { failed = true, cancelled = true }
+-- Most bytes of results a workflow job's parent_results inlines (limits.ts PARENT_RESULTS_INLINE_BYTES).
+local PARENT_RESULTS_INLINE_BYTES = 1048576

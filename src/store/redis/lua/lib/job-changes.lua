@@ -7,12 +7,12 @@
 --[[ Manual changes (single and bulk) ]]
 
 -- The job fields a manual change reads, by HMGET position.
-local MANUAL_FIELDS = { 'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'completedAt', 'tp', 'discardAt', 'ttlAt' }
+local MANUAL_FIELDS = { 'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'completedAt', 'tp', 'discardAt', 'ttlAt', 'wf' }
 local function manualJob(id)
   local f = redis.call('HMGET', K.job .. id, unpack(MANUAL_FIELDS))
   return {
     state = f[1], leaseWorker = f[2], queue = f[3], type = f[4], attempt = f[5], startedAt = f[6], createdAt = f[7], completedAt = f[8],
-    tp = f[9], discardAt = f[10], ttlAt = f[11],
+    tp = f[9], discardAt = f[10], ttlAt = f[11], wf = f[12],
   }
 end
 
@@ -95,12 +95,12 @@ local function argOutcome(at)
 end
 
 -- The job fields an outcome needs, by HMGET position.
-local OUTCOME_JOB_FIELDS = { 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'tp' }
+local OUTCOME_JOB_FIELDS = { 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'tp', 'wf' }
 local function outcomeJob(id)
   local f = redis.call('HMGET', K.job .. id, unpack(OUTCOME_JOB_FIELDS))
   return {
     state = f[1], leaseWorker = f[2], leaseToken = f[3], leaseExpiresAt = f[4], queue = f[5], type = f[6], attempt = f[7],
-    startedAt = f[8], createdAt = f[9], tp = f[10],
+    startedAt = f[8], createdAt = f[9], tp = f[10], wf = f[11],
   }
 end
 

@@ -8,10 +8,11 @@
   body), body JSON, uniqueness key, its policy's states
   (",available,active,"), until (created at + period), the policy's
   period, on conflict (reject, ignore, replace), the schedule that made it
-  (meta.cron_name, copied for listings). Separate values rather
+  (meta.cron_name, copied for listings), its workflow link ("<workflow
+  id>|<node>", Job.workflow: lib/workflows.lua). Separate values rather
   than one string to split: the script does no parsing.
 ]]
-local NEW_JOB_STRIDE = 22
+local NEW_JOB_STRIDE = 23
 
 --[[
   Reads and checks `n` new jobs whose fields start at argument `first`.
@@ -28,7 +29,7 @@ local function argNewJobs(n, first)
       vis = argTime(i + 8), tmo = argTime(i + 9), grace = argTime(i + 10), stall = argTime(i + 11), totalAt = argOptionalTime(i + 12),
       createdAt = argNow(i + 13), tp = argOptional(i + 14), body = argId(i + 15),
       uk = argOptional(i + 16), us = argOptional(i + 17), uu = argOptionalTime(i + 18), up = argOptionalTime(i + 19),
-      uc = argOptional(i + 20), cron = argOptional(i + 21),
+      uc = argOptional(i + 20), cron = argOptional(i + 21), wf = argOptional(i + 22),
     }
     if job.uk and not (job.us and (job.uc == 'reject' or job.uc == 'ignore' or job.uc == 'replace')) then
       refuse(i + 20, 'a uniqueness key needs its states and one of reject, ignore, replace')
@@ -85,7 +86,7 @@ local function storeNewJob(job, now, seenQueues)
   }
   local optional = {
     discardAt = job.discardAt, ttlAt = job.ttlAt, scheduledAt = job.scheduledAt, totalAt = job.totalAt, tp = job.tp, uk = job.uk,
-    us = job.uk and job.us, uu = job.uk and job.uu, cron = job.cron,
+    us = job.uk and job.us, uu = job.uk and job.uu, cron = job.cron, wf = job.wf,
   }
   for name, value in pairs(optional) do
     fields[#fields + 1] = name

@@ -25,6 +25,7 @@
    26 due schedules zset (by next tick)
    27 rate-limit event sampling prefix (per queue with limits whose jobs were held back)
    28 workflow run prefix (per workflow, its progress)     29 workflow plan prefix (per workflow, its plan)
+   30 ended workflows prefix (per end state, its workflows by end time)
   Times are epoch milliseconds and always arrive in ARGV: scripts never read
   the Redis clock, so they behave the same under a test clock.
 
@@ -42,7 +43,7 @@ local K = {
   held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
   paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
   limits = KEYS[21], starts = KEYS[22], unique = KEYS[23], schedule = KEYS[24], schedules = KEYS[25], scheduleDue = KEYS[26],
-  rateLimitEvents = KEYS[27], workflow = KEYS[28], workflowPlan = KEYS[29],
+  rateLimitEvents = KEYS[27], workflow = KEYS[28], workflowPlan = KEYS[29], workflowEnded = KEYS[30],
 }
 
 --[[
@@ -321,6 +322,13 @@ end
 local NO_EXTRA = {}
 
 --[[
+  Settles the workflow node of a job that entered a terminal state, in the
+  same script (lib/workflows.lua sets it; transition() calls it, after the
+  job's own fact, on every path that finishes a job).
+]]
+local workflowSettled
+
+--[[
   Job `id` moved from `from` ('none' for a new job) to `to` at `now`:
   records the fact, counts the queue's throughput (completed; a failed
   attempt, which leaves active with an error; discarded), and returns the
@@ -332,7 +340,9 @@ local NO_EXTRA = {}
   the change's own fields: workerId, priority, scheduledAt, nextRetryAt,
   maxAttempts, createdAt, error (summary JSON), deadLetter ('0'/'1'),
   reason, actor. Every value is text (or a number below 10^14, which
-  concatenates exactly): one concatenation builds the line.
+  concatenates exactly): one concatenation builds the line. A job of a
+  workflow (job.wf: its link, false when the caller read none, nil when
+  it did not read it) that finishes advances its workflow here.
 ]]
 local function transition(id, job, from, to, now, extra)
   extra = extra or NO_EXTRA
@@ -348,6 +358,7 @@ local function transition(id, job, from, to, now, extra)
   if from == 'active' and extra.error and to ~= 'cancelled' then stat(job.queue, now, 'failed') end
   if to == 'discarded' then stat(job.queue, now, 'discarded') end
   record(f)
+  if TERMINAL[to] and workflowSettled then workflowSettled(id, job, to, now) end
   return f
 end
 

@@ -15,9 +15,14 @@
     j<i>  the id of job node i's job (i < jobCount)
     t<i>  parent_results template i: "<extends>", then each piece after a \31: literal
           JSON text, or "#<node>" for the node whose result goes there
+    fname, tp  the name and the jobs' traceparent as facts hold them (fact-codec.ts factText; '' for none)
   K.workflow .. id, the run:
-    state, createdAt, startedAt and completedAt (once set), completedCount, failedCount, settledCount
+    state, createdAt, startedAt and completedAt (once set), completedCount, failedCount, settledCount,
+    firstFailed (once a job node failed: the first)
     s<i>  node i: "<status>,<remaining>,<failedDependencies>"
+    r<i>  the result (JSON text) of job node i's job, copied when the node succeeded with one:
+          parent_results and GetWorkflow read it, whatever the job's own retention
+  K.workflowEnded .. state: the workflows that ended in that state, by end time (pruneTerminal).
   Nodes are numbered from 0, as in the domain: job nodes first, then joins.
 
   Each function reads what it needs (through a cache, so it reads its own
@@ -47,13 +52,14 @@ end
 -- The run of workflow `id`, ready to change; nil when there is no such workflow.
 function WorkflowRun.open(id)
   local runKey, planKey = K.workflow .. id, K.workflowPlan .. id
-  local f = redis.call('HMGET', runKey, 'state', 'completedCount', 'failedCount', 'settledCount')
+  local f = redis.call('HMGET', runKey, 'state', 'completedCount', 'failedCount', 'settledCount', 'firstFailed', 'createdAt')
   if not f[1] then return nil end
-  local p = redis.call('HMGET', planKey, 'jobCount', 'nodeCount', 'exits')
+  local p = redis.call('HMGET', planKey, 'jobCount', 'nodeCount', 'exits', 'type', 'fname', 'tp')
   if not (p[1] and p[2] and p[3]) then WorkflowRun.corrupt(id, 'has a run but no plan') end
   return {
     id = id, runKey = runKey, planKey = planKey, jobCount = tonumber(p[1]), nodeCount = tonumber(p[2]), exits = p[3],
-    state = f[1], completed = tonumber(f[2]), failed = tonumber(f[3]), settled = tonumber(f[4]),
+    type = p[4], name = p[5] or '', tp = p[6] or '', createdAt = f[6],
+    state = f[1], completed = tonumber(f[2]), failed = tonumber(f[3]), settled = tonumber(f[4]), firstFailed = f[5] and tonumber(f[5]),
     -- Per node read: its progress {status, remaining, failed} and its plan record.
     nodes = {}, records = {},
     changed = {}, enqueue = {}, withdrawn = {}, transitions = {},
@@ -104,6 +110,7 @@ function WorkflowRun.settle(run, i, status)
     run.completed = run.completed + 1
   elseif status == 'failed' then
     run.failed = run.failed + 1
+    run.firstFailed = run.firstFailed or i
   else
     run.withdrawn[#run.withdrawn + 1] = i
   end
@@ -167,8 +174,10 @@ end
   Writes what changed, in one HSET (none when nothing did), and returns the
   advance (domain WorkflowAdvance): { enqueue = {node...}, withdrawn =
   {node...}, changed = {node..., ascending}, transitions = {{from, to, at}...},
-  enqueueJobs and withdrawnJobs = the job ids of enqueue and withdrawn }.
-  The caller makes the enqueued jobs available and cancels the withdrawn ones.
+  enqueueJobs and withdrawnJobs = the job ids of enqueue and withdrawn,
+  run = the run as changed }. The caller makes the enqueued jobs available
+  and cancels the withdrawn ones (Workflow.apply). A result given to
+  workflowSettle is copied (r<i>) when its node succeeded by this change.
 ]]
 function WorkflowRun.finish(run)
   local changed = {}
@@ -176,10 +185,14 @@ function WorkflowRun.finish(run)
   table.sort(changed)
   local advance = {
     enqueue = run.enqueue, withdrawn = run.withdrawn, changed = changed, transitions = run.transitions,
-    enqueueJobs = WorkflowRun.jobIds(run, run.enqueue), withdrawnJobs = WorkflowRun.jobIds(run, run.withdrawn),
+    enqueueJobs = WorkflowRun.jobIds(run, run.enqueue), withdrawnJobs = WorkflowRun.jobIds(run, run.withdrawn), run = run,
   }
   if #changed == 0 and #run.transitions == 0 then return advance end
   local fields = { 'state', run.state, 'completedCount', run.completed, 'failedCount', run.failed, 'settledCount', run.settled }
+  if run.result and run.changed[run.result.node] and run.nodes[run.result.node].status == 'succeeded' then
+    fields[#fields + 1] = 'r' .. run.result.node
+    fields[#fields + 1] = run.result.json
+  end
   if run.startedAt then
     fields[#fields + 1] = 'startedAt'
     fields[#fields + 1] = text(run.startedAt)
@@ -187,6 +200,10 @@ function WorkflowRun.finish(run)
   if run.completedAt then
     fields[#fields + 1] = 'completedAt'
     fields[#fields + 1] = text(run.completedAt)
+  end
+  if run.firstFailed then
+    fields[#fields + 1] = 'firstFailed'
+    fields[#fields + 1] = text(run.firstFailed)
   end
   for _, i in ipairs(changed) do
     local node = run.nodes[i]
@@ -217,13 +234,16 @@ end
   good, after its retries or cancelled by an operator) for workflow `id`
   (domain settleNode): decides every node this settles, in dependency
   order, and ends the workflow when all nodes have settled. A node already
-  settled changes nothing. Returns the advance (WorkflowRun.finish), or nil
-  when there is no such workflow. Refuses (BADARG) a node that is no job
-  node, an unknown outcome, and a success of a node never enqueued.
+  settled changes nothing. `result` (the job's result JSON, nil for none)
+  is copied to the run when this settles the node as succeeded. Returns
+  the advance (WorkflowRun.finish), or nil when there is no such workflow.
+  Refuses (BADARG) a node that is no job node, an unknown outcome, and a
+  success of a node never enqueued.
 ]]
-local function workflowSettle(id, index, outcome, now)
+local function workflowSettle(id, index, outcome, now, result)
   local run = WorkflowRun.open(id)
   if not run then return nil end
+  if result then run.result = { node = index, json = result } end
   if type(index) ~= 'number' or index % 1 ~= 0 or index < 0 or index >= run.jobCount then
     error({ err = 'BADARG workflow ' .. id .. ' has no job node ' .. tostring(index) })
   end
@@ -295,9 +315,9 @@ end
 --[[
   The parent_results JSON text of node `index` of workflow `id` (domain
   assembleParentResults): its template, and those it extends, with each
-  node piece replaced by that node's result, the `result` field of its
-  job's hash (K.job .. id) as ack stored it, or null when the node did not
-  succeed or its job gave no result. Results are inlined while their sizes
+  node piece replaced by that node's result, the run's copy of it (r<i>,
+  written when the node succeeded), or null when the node did not succeed
+  or its job gave no result. Results are inlined while their sizes
   (the bytes of their JSON text) add up to at most `maxInlineBytes` (nil:
   no bound), the last pieces first; one that does not fit is replaced by a
   stand-in naming its step and size. Read only; nothing is parsed.
@@ -335,20 +355,13 @@ local function workflowParentResults(id, index, maxInlineBytes)
       end
     end
   end
-  -- Each source's result: its job's, when the node succeeded.
+  -- Each source's result: the run's copy, made when the node succeeded.
   local results = {}
   if #sources > 0 then
-    local progressFields, jobFields = {}, {}
-    for k, node in ipairs(sources) do
-      progressFields[k] = 's' .. node
-      jobFields[k] = 'j' .. node
-    end
-    local progress = WorkflowRun.hmget(K.workflow .. id, progressFields)
-    local jobs = WorkflowRun.hmget(planKey, jobFields)
-    for k, node in ipairs(sources) do
-      if not (progress[k] and jobs[k]) then WorkflowRun.corrupt(id, 'has no job for node ' .. node) end
-      if string.match(progress[k], '^(%a+),') == 'succeeded' then results[node] = redis.call('HGET', K.job .. jobs[k], 'result') end
-    end
+    local resultFields = {}
+    for k, node in ipairs(sources) do resultFields[k] = 'r' .. node end
+    local copies = WorkflowRun.hmget(K.workflow .. id, resultFields)
+    for k, node in ipairs(sources) do results[node] = copies[k] end
   end
   local texts, inlined = {}, 0
   for i = #pieces, 1, -1 do
@@ -372,4 +385,143 @@ local function workflowParentResults(id, index, maxInlineBytes)
     if type(piece) == 'number' then pieces[i] = texts[piece] end
   end
   return '{' .. table.concat(pieces) .. '}'
+end
+
+--[[
+  Applying advances (store port WorkflowStore): what the scripts that
+  change jobs do with an advance, in the same script. The job changes of
+  every script record their fact through transition() (lib/ojs.lua), which
+  calls workflowSettled for a job entering a terminal state; claim calls
+  Workflow.started for a workflow job it starts; create-workflow and
+  cancel-workflow call the functions below themselves.
+]]
+local Workflow = { applying = false }
+
+-- A workflow fact (fact-codec.ts WORKFLOW_FIELDS), given the run (as opened) and the change's own fields.
+function Workflow.fact(run, change, at, own)
+  own = own or NO_EXTRA
+  record(factLine('f', {
+    at, run.id, run.type, run.name, change, run.jobCount, own.step, own.stepType, own.jobId, own.stepsRemaining, own.durationMs,
+    own.failedStep, own.failedStepType, own.failedJobId, run.tp,
+  }, 15))
+end
+
+--[[
+  The facts of an advance (domain workflowFacts), in order: started, the
+  step whose job settled (`settled`: {node, outcome, jobId, type,
+  startedAt}; when this advance settled its node), then the end.
+]]
+function Workflow.facts(run, advance, now, settled)
+  if not isLogging() then return end
+  for _, t in ipairs(advance.transitions) do
+    if t[2] == 'running' then Workflow.fact(run, 'started', t[3]) end
+  end
+  if settled and run.changed[settled.node] then
+    local isSuccess = settled.outcome == 'succeeded'
+    Workflow.fact(run, isSuccess and 'step_completed' or 'step_failed', now, {
+      step = run.records[settled.node].key, stepType = settled.type, jobId = settled.jobId,
+      stepsRemaining = run.jobCount - run.completed - run.failed,
+      durationMs = isSuccess and settled.startedAt and (now - tonumber(settled.startedAt)) or nil,
+    })
+  end
+  for _, t in ipairs(advance.transitions) do
+    if TERMINAL_WORKFLOW[t[2]] then
+      local own = { durationMs = tonumber(t[3]) - tonumber(run.createdAt) }
+      if t[2] == 'failed' and run.firstFailed then
+        local first = run.firstFailed
+        WorkflowRun.load(run, { first })
+        local f = redis.call('HMGET', run.planKey, 'd' .. first, 'j' .. first)
+        own.failedStep, own.failedJobId = run.records[first].key, f[2]
+        own.failedStepType = f[1] and cjson.decode(f[1]).type
+      end
+      Workflow.fact(run, t[2], t[3], own)
+    end
+  end
+end
+
+-- Job `id` of node `node` waits (pending) for its workflow, which now runs it: available, with its parent_results.
+function Workflow.enqueueJob(run, node, id, now)
+  local f = redis.call('HMGET', K.job .. id, 'state', 'queue', 'type', 'attempt', 'tp', 'discardAt', 'ttlAt', 'createdAt')
+  if f[1] ~= 'pending' then return end
+  local fields = { 'parentResults', workflowParentResults(run.id, node, PARENT_RESULTS_INLINE_BYTES) }
+  local job = { queue = f[2], type = f[3], attempt = f[4], tp = f[5], createdAt = f[8], deadline = waitingDeadline(f[6], f[7], f[4]) }
+  enter(id, job, 'pending', 'available', now, fields)
+  transition(id, job, 'pending', 'available', now, { reason = 'workflow' })
+end
+
+--[[
+  Applies an advance of `run`: records its facts, indexes an ended
+  workflow, makes the enqueued nodes' jobs available and cancels the
+  withdrawn nodes' jobs (an active one on its worker too; reason
+  `workflow`, with `actor`). Those cancellations settle nothing more:
+  their nodes have settled. Returns the transitions of the cancelled jobs.
+]]
+function Workflow.apply(run, advance, now, settled, actor)
+  Workflow.facts(run, advance, now, settled)
+  for _, t in ipairs(advance.transitions) do
+    if TERMINAL_WORKFLOW[t[2]] then zadd(K.workflowEnded .. t[2], t[3], run.id) end
+  end
+  Workflow.applying = true
+  for k, node in ipairs(advance.enqueue) do Workflow.enqueueJob(run, node, advance.enqueueJobs[k], now) end
+  local transitions = {}
+  for k, node in ipairs(advance.withdrawn) do
+    local _, _, _, fact = cancelJob(advance.withdrawnJobs[k], now, actor, 'workflow')
+    transitions[#transitions + 1] = fact
+  end
+  Workflow.applying = false
+  return transitions
+end
+
+-- The workflow and node a job's `wf` field names ("<workflow id>|<node>").
+function Workflow.link(wf)
+  local id, node = string.match(wf, '^(.+)|(%d+)$')
+  if not id then error({ err = 'CORRUPT job link to a workflow ' .. wf }) end
+  return id, tonumber(node)
+end
+
+--[[
+  Job `id` (transition()'s `job`: type, startedAt, and wf when the caller
+  read it: false for none) entered terminal state `to`: settles its node,
+  succeeded (with its result) or failed, and applies the advance. Nothing
+  for a job of no workflow, of one pruned, or while an advance is applied
+  (its withdrawn jobs' nodes have settled).
+]]
+workflowSettled = function(id, job, to, now)
+  if Workflow.applying then return end
+  local wf = job.wf
+  if wf == nil then wf = redis.call('HGET', K.job .. id, 'wf') end
+  if not wf then return end
+  local workflowId, node = Workflow.link(wf)
+  local outcome = to == 'completed' and 'succeeded' or 'failed'
+  local result = outcome == 'succeeded' and redis.call('HGET', K.job .. id, 'result') or nil
+  local advance = workflowSettle(workflowId, node, outcome, now, result)
+  if not advance then return end
+  local settled = { node = node, outcome = outcome, jobId = id, type = job.type, startedAt = job.startedAt }
+  Workflow.apply(advance.run, advance, now, settled)
+end
+
+-- A job of workflow link `wf` started: the first one makes the workflow running (its fact recorded).
+function Workflow.started(wf, now)
+  local advance = workflowStart(Workflow.link(wf), now)
+  if advance and #advance.transitions > 0 then Workflow.apply(advance.run, advance, now) end
+end
+
+--[[
+  A workflow as get-workflow and cancel-workflow return it (scripts/workflow-record.ts):
+  {plan hash, run hash, {{state, queue, attempt, startedAt, completedAt} of each
+  job node's job ({} once removed)...}}, or nil when there is none.
+]]
+function Workflow.record(id)
+  local plan = redis.call('HGETALL', K.workflowPlan .. id)
+  if #plan == 0 then return nil end
+  local jobCount = tonumber(redis.call('HGET', K.workflowPlan .. id, 'jobCount'))
+  local fields = {}
+  for i = 0, jobCount - 1 do fields[#fields + 1] = 'j' .. i end
+  local ids = WorkflowRun.hmget(K.workflowPlan .. id, fields)
+  local jobs = {}
+  for k, jobId in ipairs(ids) do
+    local f = jobId and redis.call('HMGET', K.job .. jobId, 'state', 'queue', 'attempt', 'startedAt', 'completedAt') or {}
+    jobs[k] = f[1] and { f[1], f[2], f[3] or '0', f[4] or '', f[5] or '' } or {}
+  end
+  return { plan, redis.call('HGETALL', K.workflow .. id), jobs }
 end

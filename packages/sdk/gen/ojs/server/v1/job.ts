@@ -221,7 +221,32 @@ export interface Job {
    * The last checkpoint saved by any attempt, handed to the next one so it
    * can resume (ojs-progress section 6.4).
    */
-  lastCheckpoint: any | undefined;
+  lastCheckpoint:
+    | any
+    | undefined;
+  /**
+   * The workflow this job is a step of (WorkflowService); empty for a job
+   * enqueued on its own.
+   */
+  workflowId: string;
+  /**
+   * The job's place in its workflow, as WorkflowStep.key has it: "0", "1.2"
+   * (a nested job), "on_failure" (a batch callback).
+   */
+  workflowStep: string;
+  /**
+   * The results of the steps this workflow job runs after (ojs-workflows
+   * 7): a chain step gets every earlier step's result keyed by index ("0",
+   * "1"...), a batch callback every batch job's; a nested workflow's result
+   * is an object of its elements' results keyed by index; a step without a
+   * result (failed, cancelled) is null. Results are inlined up to 1 MiB in
+   * all, the nearest steps first; one beyond is replaced by
+   * {"result_omitted": true, "step": "<key>", "result_size_bytes": n}, to
+   * be read with GetWorkflow (ojs-workflows 7.5). Set on deliveries
+   * (Fetch) of workflow jobs only, `{}` when the job runs after nothing;
+   * unset elsewhere (GetJob, ListJobs) and on jobs outside a workflow.
+   */
+  parentResults: { [key: string]: any } | undefined;
 }
 
 /**
@@ -356,6 +381,9 @@ function createBaseJob(): Job {
     progress: undefined,
     progressData: undefined,
     lastCheckpoint: undefined,
+    workflowId: "",
+    workflowStep: "",
+    parentResults: undefined,
   };
 }
 
@@ -459,6 +487,15 @@ export const Job: MessageFns<Job> = {
     }
     if (message.lastCheckpoint !== undefined) {
       Value.encode(Value.wrap(message.lastCheckpoint), writer.uint32(274).fork()).join();
+    }
+    if (message.workflowId !== "") {
+      writer.uint32(282).string(message.workflowId);
+    }
+    if (message.workflowStep !== "") {
+      writer.uint32(290).string(message.workflowStep);
+    }
+    if (message.parentResults !== undefined) {
+      Struct.encode(Struct.wrap(message.parentResults), writer.uint32(298).fork()).join();
     }
     return writer;
   },
@@ -740,6 +777,30 @@ export const Job: MessageFns<Job> = {
             message.lastCheckpoint = Value.unwrap(Value.decode(reader, reader.uint32()));
             continue;
           }
+          case 35: {
+            if (tag !== 282) {
+              break;
+            }
+
+            message.workflowId = reader.string();
+            continue;
+          }
+          case 36: {
+            if (tag !== 290) {
+              break;
+            }
+
+            message.workflowStep = reader.string();
+            continue;
+          }
+          case 37: {
+            if (tag !== 298) {
+              break;
+            }
+
+            message.parentResults = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -796,6 +857,9 @@ export const Job: MessageFns<Job> = {
     message.progress = object.progress ?? undefined;
     message.progressData = object.progressData ?? undefined;
     message.lastCheckpoint = object.lastCheckpoint === undefined ? undefined : object.lastCheckpoint;
+    message.workflowId = object.workflowId ?? "";
+    message.workflowStep = object.workflowStep ?? "";
+    message.parentResults = object.parentResults ?? undefined;
     return message;
   },
 };
