@@ -1,18 +1,17 @@
 import { performance } from 'node:perf_hooks';
 import { FlowProducer, Worker, type FlowJob } from 'bullmq';
-import { ChainClock, type ChainResult } from './chain-clock';
-import { cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
+import { ChainClock, driveChains, type ChainResult } from './chain-clock';
+import { cleanUp, within, WAIT_MS } from './deadline';
 import { SHAPE } from './shape';
 
 /**
  * BullMQ's equivalent of a chain, as its documentation builds one with a
  * FlowProducer: a parent job runs once its children have completed, so a
  * chain of n steps is a tree n deep whose leaf is the first step. Completed
- * jobs are removed, as on the throughput runs. Flows are added in batches
- * (addBulk), as the OJS side creates its workflows concurrently.
+ * jobs are removed, as on the throughput runs. A wave of flows is added
+ * in one addBulk, as the OJS side creates a wave's workflows at once.
  */
 const connectionOf = (port: number) => ({ host: '127.0.0.1', port, maxRetriesPerRequest: null });
-const FLOWS_PER_CALL = 50;
 
 function chainFlow(queueName: string, chain: number, steps: number): FlowJob {
   let flow: FlowJob | undefined;
@@ -23,7 +22,15 @@ function chainFlow(queueName: string, chain: number, steps: number): FlowJob {
   return flow!;
 }
 
-export async function bullmqChains(redisPort: number, chains: number, steps: number, run: string, waitMs = WAIT_MS): Promise<ChainResult> {
+/** As ojsChains: `wave` flows at a time, added in one addBulk. */
+export async function bullmqChains(
+  redisPort: number,
+  chains: number,
+  steps: number,
+  wave: number,
+  run: string,
+  waitMs = WAIT_MS,
+): Promise<ChainResult> {
   const queueName = `chains-${run}`;
   const connection = connectionOf(redisPort);
   const clock = new ChainClock(chains, steps);
@@ -39,11 +46,7 @@ export async function bullmqChains(redisPort: number, chains: number, steps: num
   try {
     await within('the BullMQ workers starting', waitMs, Promise.all(workers.map((worker) => worker.waitUntilReady())));
     const started = performance.now();
-    for (let first = 0; first < chains; first += FLOWS_PER_CALL) {
-      const batch = Array.from({ length: Math.min(FLOWS_PER_CALL, chains - first) }, (_, i) => chainFlow(queueName, first + i, steps));
-      await within(`an addBulk of ${batch.length} flow(s)`, waitMs, flows.addBulk(batch));
-    }
-    await withoutStalling(`${chains} chains of ${steps} steps`, waitMs, () => clock.finished, clock.allFinished());
+    await driveChains(clock, wave, waitMs, (numbers) => flows.addBulk(numbers.map((c) => chainFlow(queueName, c, steps))));
     return { rate: chains / ((performance.now() - started) / 1000), stepGaps: clock.stepGaps };
   } finally {
     await cleanUp(`${workers.length} BullMQ worker(s) closing`, waitMs, Promise.all(workers.map((worker) => worker.close())));

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { within, withoutStalling } from './deadline';
 
 /**
  * What a chain benchmark measures, the same for both systems: chains
@@ -20,6 +21,7 @@ export class ChainClock {
   private readonly ends: Float64Array;
   private readonly done: Promise<void>;
   private resolveDone!: () => void;
+  private readonly waiters: { count: number; resolve: () => void }[] = [];
 
   constructor(
     readonly chains: number,
@@ -37,11 +39,47 @@ export class ChainClock {
   /** A handler is about to return from step `step` of chain `chain`. */
   ended(chain: number, step: number): void {
     this.ends[chain * this.steps + step] = performance.now();
-    if (step === this.steps - 1 && ++this.finished === this.chains) this.resolveDone();
+    if (step !== this.steps - 1) return;
+    this.finished += 1;
+    if (this.finished === this.chains) this.resolveDone();
+    for (const waiter of this.waiters.filter((w) => w.count <= this.finished)) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
   }
 
   /** Resolves when every chain's last step has ended. */
   allFinished(): Promise<void> {
     return this.done;
   }
+
+  /** Resolves when `count` chains have finished. */
+  finishedUpTo(count: number): Promise<void> {
+    if (this.finished >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, resolve }));
+  }
+}
+
+/** How many chains a run creates at once: one at a time (what a step adds to an idle system), or all of them. */
+export const CHAIN_WAVES = { idle: 1, load: 50 } as const;
+
+/**
+ * Creates chains 0..chains-1, `wave` at a time, each wave after the chains
+ * of the one before have finished (all at once when `wave` is the load's:
+ * waves follow each other as soon as they are created), and waits for the
+ * last chain to finish.
+ */
+export async function driveChains(
+  clock: ChainClock,
+  wave: number,
+  waitMs: number,
+  create: (chains: number[]) => Promise<unknown>,
+): Promise<void> {
+  const isIdle = wave === CHAIN_WAVES.idle;
+  for (let first = 0; first < clock.chains; first += wave) {
+    const numbers = Array.from({ length: Math.min(wave, clock.chains - first) }, (_, i) => first + i);
+    await within(`the creation of ${numbers.length} chain(s)`, waitMs, create(numbers));
+    if (isIdle) await withoutStalling(`chain ${first}`, waitMs, () => clock.finished, clock.finishedUpTo(first + numbers.length));
+  }
+  await withoutStalling(`${clock.chains} chains of ${clock.steps} steps`, waitMs, () => clock.finished, clock.allFinished());
 }

@@ -1,7 +1,7 @@
 import type { RedisServerProcess } from '../tools/redis-server';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
 import { bullmqChains } from './bullmq-flow-bench';
-import type { ChainResult } from './chain-clock';
+import { CHAIN_WAVES, type ChainResult } from './chain-clock';
 import { ojsChains } from './ojs-chain-bench';
 import type { JobSpec } from '../packages/sdk/src';
 import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult, type RawLatencyResult } from './ojs-bench';
@@ -24,8 +24,9 @@ import { workersSection } from './workers-section';
 const JOBS = Number(process.env['BENCH_JOBS'] ?? 100_000);
 const SAMPLES = Number(process.env['BENCH_LATENCY_SAMPLES'] ?? 3_000);
 const ACCOUNTING_JOBS = Math.min(JOBS, 20_000);
-/** Chains of CHAIN_STEPS no-op steps per run of the workflow section. */
+/** Chains of CHAIN_STEPS no-op steps per run of the workflow section: created 50 at a time under load, one at a time idle. */
 const CHAINS = Number(process.env['BENCH_CHAINS'] ?? 2_000);
+const IDLE_CHAINS = Math.max(1, Math.floor(CHAINS / 10));
 const CHAIN_STEPS = 10;
 /** Runs per side when the event log's cost is measured: on and off alternate, so drift in the machine hits both. */
 const EVENT_LOG_RUNS = Number(process.env['BENCH_EVENT_LOG_RUNS'] ?? 3);
@@ -227,20 +228,27 @@ const chainFigure = (r: ChainResult): string => {
  * parents) on the same redis-server.
  */
 async function workflowSection(): Promise<void> {
-  print(
-    `\nWorkflows: ${CHAINS.toLocaleString('en-US')} chains of ${CHAIN_STEPS} no-op steps per run; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`,
-  );
+  const waves = [
+    { wave: CHAIN_WAVES.load, chains: CHAINS, title: `${CHAINS.toLocaleString('en-US')} chains, ${CHAIN_WAVES.load} created at a time` },
+    { wave: CHAIN_WAVES.idle, chains: IDLE_CHAINS, title: `${IDLE_CHAINS.toLocaleString('en-US')} chains, one at a time (idle)` },
+  ];
+  print(`\nWorkflows: chains of ${CHAIN_STEPS} no-op steps; ${SHAPE.workers} workers x concurrency ${SHAPE.concurrency}`);
   await phases.run('workflows', () =>
     withRedis(async (redis) => {
-      for (const [store, env] of storesOf(redis)) {
-        await phases.run(`workflows ${store}`, async () => {
-          const result = await withServer(env, (address) => ojsChains(address, CHAINS, CHAIN_STEPS, `chains-${store.toLowerCase()}`));
-          print(`  OJS ${store.padEnd(7)} ${chainFigure(result)}`);
+      for (const { wave, chains, title } of waves) {
+        print(`  ${title}`);
+        for (const [store, env] of storesOf(redis)) {
+          await phases.run(`workflows ${store} ${wave}`, async () => {
+            const result = await withServer(env, (address) =>
+              ojsChains(address, chains, CHAIN_STEPS, wave, `chains-${store.toLowerCase()}-${wave}`),
+            );
+            print(`    OJS ${store.padEnd(9)} ${chainFigure(result)}`);
+          });
+        }
+        await phases.run(`workflows BullMQ ${wave}`, async () => {
+          print(`    BullMQ flows  ${chainFigure(await bullmqChains(redis.port, chains, CHAIN_STEPS, wave, `bullmq-${wave}`))}`);
         });
       }
-      await phases.run('workflows BullMQ', async () => {
-        print(`  BullMQ flows ${chainFigure(await bullmqChains(redis.port, CHAINS, CHAIN_STEPS, 'bullmq'))}`);
-      });
     }),
   );
 }

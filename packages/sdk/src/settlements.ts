@@ -23,6 +23,8 @@ interface AckItem {
 /** Settlements of one kind waiting to be sent, and the batch call that sends them. */
 interface Queue<T> {
   waiting: Pending<T>[];
+  /** Calls of this kind under way. */
+  sending: number;
   call: (items: T[]) => Promise<SettlementResult[]>;
   /** The outcome code of one item too large for the server to take (its result, or its error). */
   tooLargeCode: string;
@@ -45,9 +47,14 @@ const RETRYABLE = new Set([
 ]);
 
 /**
- * Acks and fails, coalesced: settlements made within `coalesceMs` of each
- * other go out as one AckBatch or FailBatch call (one unary call costs the
- * server far more than an item in it). A call that fails because the server
+ * Acks and fails, coalesced into AckBatch and FailBatch calls (one unary
+ * call costs the server far more than an item in it). With `coalesceMs` 0
+ * (the default) a settlement goes at once, with those of the same turn of
+ * the event loop, when no call of its kind is under way; while one is, the
+ * settlements made meanwhile wait for its answer and go together in the
+ * next call (as a database groups commits): an idle worker adds no delay,
+ * a busy one sends larger batches. With `coalesceMs` above 0, settlements
+ * made within that many milliseconds of each other go together. A call that fails because the server
  * is unreachable is retried with backoff until it is answered or the queue
  * is closed, so jobs finished during an outage are acknowledged once the
  * server is back. A call too large for the server (large results add up to
@@ -57,6 +64,7 @@ export class Settlements {
   private readonly acks: Queue<AckItem>;
   private readonly fails: Queue<FailItem>;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly closing = new AbortController();
 
@@ -64,15 +72,17 @@ export class Settlements {
     client: WorkerServiceClient,
     workerId: string,
     private readonly logger: Logger,
-    private readonly options: { coalesceMs: number; maxBatch: number } = { coalesceMs: 1, maxBatch: 200 },
+    private readonly options: { coalesceMs: number; maxBatch: number } = { coalesceMs: 0, maxBatch: 200 },
   ) {
     this.acks = {
       waiting: [],
+      sending: 0,
       call: (completions) => client.ackBatch({ workerId, completions }).then((r) => r.results),
       tooLargeCode: 'result_too_large',
     };
     this.fails = {
       waiting: [],
+      sending: 0,
       call: (failures) => client.failBatch({ workerId, failures }).then((r) => r.results),
       tooLargeCode: 'payload_too_large',
     };
@@ -106,8 +116,10 @@ export class Settlements {
   private add<T>(queue: Queue<T>, item: T): Promise<SettlementOutcome> {
     return new Promise((resolve) => {
       queue.waiting.push({ item, resolve });
-      if (queue.waiting.length >= this.options.maxBatch) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs);
+      if (queue.waiting.length >= this.options.maxBatch) this.sendWaiting(queue);
+      else if (this.options.coalesceMs > 0) this.timer ??= setTimeout(() => this.flush(), this.options.coalesceMs);
+      // Otherwise at the end of this turn if no call is under way; else when it is answered (sendWaiting).
+      else if (queue.sending === 0) this.immediate ??= setImmediate(() => this.sendIdle());
     });
   }
 
@@ -118,11 +130,25 @@ export class Settlements {
     this.sendWaiting(this.fails);
   }
 
+  /** Sends the settlements of each kind that has no call under way. */
+  private sendIdle(): void {
+    this.immediate = undefined;
+    if (this.acks.sending === 0) this.sendWaiting(this.acks);
+    if (this.fails.sending === 0) this.sendWaiting(this.fails);
+  }
+
   private sendWaiting<T>(queue: Queue<T>): void {
     if (queue.waiting.length === 0) return;
     const batch = queue.waiting;
     queue.waiting = [];
-    this.track(this.send(batch, queue));
+    queue.sending += 1;
+    this.track(
+      this.send(batch, queue).finally(() => {
+        queue.sending -= 1;
+        // What waited for this answer goes now (grouped), unless a timer coalesces instead.
+        if (this.options.coalesceMs === 0 && queue.sending === 0) this.sendWaiting(queue);
+      }),
+    );
   }
 
   private track(sending: Promise<void>): void {

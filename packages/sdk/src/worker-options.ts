@@ -23,7 +23,10 @@ export interface WorkerOptions extends SecurityOptions {
   /** Serve GET /ready and /live on this port (0 picks one). Default: OJS_READINESS_PORT, else none. */
   readinessPort?: number;
   readinessHost?: string;
-  /** How long acknowledgements wait to be sent together. Default 1 ms. */
+  /**
+   * How long acknowledgements wait to be sent together. Default 0: at once
+   * when no call is under way, else together once it is answered.
+   */
   settlementCoalesceMs?: number;
   logger?: Logger;
 }
@@ -62,7 +65,7 @@ export function resolveWorkerOptions(options: WorkerOptions, env: NodeJS.Process
       options.shutdownGracePeriodMs ?? (grace === undefined ? 25_000 : durationSetting(grace, 'OJS_SHUTDOWN_GRACE_PERIOD')),
     readinessPort: options.readinessPort ?? integer(env['OJS_READINESS_PORT'], 'OJS_READINESS_PORT'),
     readinessHost: options.readinessHost ?? '0.0.0.0',
-    settlementCoalesceMs: options.settlementCoalesceMs ?? 1,
+    settlementCoalesceMs: options.settlementCoalesceMs ?? 0,
     logger: options.logger ?? defaultLogger('ojs-worker'),
   };
 }
