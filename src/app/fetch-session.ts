@@ -37,13 +37,10 @@ export class FetchSession {
     this.wakeup.notify();
   }
 
-  /**
-   * A keepalive is due. It also refreshes the session, so that a lost signal
-   * delays a job by one keepalive interval at most.
-   */
+  /** A keepalive is due (WorkerStreams.keepalive decides whether it also claims). */
   keepalive(): void {
     this.isKeepaliveDue = true;
-    this.refresh();
+    this.wakeup.notify();
   }
 
   /** Forgets the capacity estimate and claims once: for when signals may have been missed. */

@@ -7,6 +7,7 @@ import type { Principal } from '../domain/principal';
 import { desiredState, isOwnedBy, type WorkerState } from '../domain/worker';
 import type { ClaimResult } from '../store/job-store';
 import type { StoreSignal } from '../store/store-signal';
+import { performance } from 'node:perf_hooks';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue } from './caller-scope';
 import { FetchSession, type FetchEndReason } from './fetch-session';
@@ -41,6 +42,8 @@ export class WorkerStreams {
   /** Per queue held back by its rate window, the one wake-up set for when the window reopens. */
   private readonly rateWakeups = new Map<string, { at: number; cancel: () => void }>();
   private readonly unsubscribe: () => void;
+  /** When each queue's streams last claimed as a safety net (performance.now(), see keepalive). */
+  private readonly refreshedAt = new Map<string, number>();
   /** Set by endAll: a stream still opening when everything ended must end too, not outlive the shutdown. */
   private endedFor: FetchEndReason | undefined;
 
@@ -136,6 +139,29 @@ export class WorkerStreams {
   }
 
   /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
+  /**
+   * A keepalive of `session` is due (its stream sent nothing for a
+   * keepalive interval). Signals can be lost (a replica cut off from the
+   * store's notifications, a capacityFreed that never came), so the first
+   * keepalive of a queue's streams in each interval also claims for that
+   * queue, forgetting its capacity estimate: a job nobody announced waits
+   * about one interval. Once per queue, not once per stream: a replica
+   * with thousands of idle workers would otherwise call the store for each
+   * of them every interval (at 10,000 workers and 15 s, 667 claims a
+   * second for nothing). A full worker woken so passes the claim on.
+   */
+  keepalive(session: FetchSession): void {
+    const now = performance.now();
+    const interval = this.ctx.settings.streamKeepaliveMs;
+    const due = session.queues.filter((queue) => now - (this.refreshedAt.get(queue) ?? Number.NEGATIVE_INFINITY) >= interval);
+    for (const queue of due) {
+      this.refreshedAt.set(queue, now);
+      session.wokenFor.add(queue);
+    }
+    if (due.length > 0) session.refresh();
+    session.keepalive();
+  }
+
   endAll(reason: FetchEndReason): void {
     this.endedFor = reason;
     for (const session of this.sessions.values()) session.end(reason);
@@ -204,6 +230,7 @@ export class WorkerStreams {
       if (sessions?.length === 0) {
         this.sessionsByQueue.delete(queue);
         this.cursors.delete(queue);
+        this.refreshedAt.delete(queue);
       }
     }
   }

@@ -79,13 +79,15 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
     const session = await this.app.streams.openFetch(principalOf(context), request.workerId, request.queues, maxWaitMs);
     const endOnAbort = (): void => session.end('client_cancelled');
     context.signal.addEventListener('abort', endOnAbort);
-    const keepalive = setInterval(() => session.keepalive(), this.app.context.settings.streamKeepaliveMs);
+    // A keepalive goes only after an interval with nothing sent: every message restarts the countdown.
+    const keepalive = setInterval(() => this.app.streams.keepalive(session), this.app.context.settings.streamKeepaliveMs);
     const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
     try {
       for await (const jobs of this.app.streams.deliveries(session)) {
         const serverTime = this.now();
         if (jobs.length === 0) yield { deliveries: [], serverTime };
         else yield* frameDeliveries(jobs.map(toDelivery), serverTime, DELIVERY_BUDGET_BYTES);
+        keepalive.refresh();
       }
       if (session.endReason === 'server_shutdown') throw shuttingDown();
     } finally {
@@ -168,6 +170,8 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
         reclaimedJobIds: jobs.reclaimed ?? [],
         inReplyTo,
       });
+      // Beats are answered every heartbeat interval: a keepalive goes only after an interval with nothing sent.
+      keepalive.refresh();
     };
     const keepalive = setInterval(() => {
       if (stream.workerId !== '') push(stream.state);

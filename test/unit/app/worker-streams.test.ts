@@ -16,12 +16,14 @@ class StoreThatGoesAway extends MemoryJobStore {
   claims = 0;
   readonly progress = new Progress();
   private isAway = false;
+  /** Signals are dropped without a word, as a notification lost in transit would be. */
+  isLosingSignals = false;
   private readonly subscribers = new Set<(signal: StoreSignal) => void>();
 
   override subscribe(listener: (signal: StoreSignal) => void): () => void {
     this.subscribers.add(listener);
     const unsubscribe = super.subscribe((signal) => {
-      if (!this.isAway) listener(signal);
+      if (!this.isAway && !this.isLosingSignals) listener(signal);
     });
     return () => {
       this.subscribers.delete(listener);
@@ -174,6 +176,42 @@ describe('WorkerStreams', () => {
       for (const session of sessions) session.end('client_cancelled');
       await Promise.all(recording);
       await Promise.all(streams.map((stream) => stream.return(undefined)));
+      app.streams.stop();
+    });
+
+    it('claims once per queue and keepalive interval, by its first stream to keep alive, and so finds a job whose signal was lost', async () => {
+      const store = new StoreThatGoesAway();
+      // One interval lasts the whole test: only the first keepalive of the queue's streams claims.
+      const app = createApplication({ ...h.app.context, store, settings: { ...h.app.context.settings, streamKeepaliveMs: 3_600_000 } });
+      const ids = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6'];
+      for (const workerId of ids)
+        await app.workers.register(ANONYMOUS, { workerId, hostname: 'h', pid: 1, queues: ['default'], concurrency: 10, labels: [] });
+      const sessions = await Promise.all(ids.map((workerId) => app.streams.openFetch(ANONYMOUS, workerId, [], 0)));
+      const batches: { workerId: string; jobIds: string[] }[] = [];
+      const recording = sessions.map(async (session) => {
+        for await (const jobs of app.streams.deliveries(session)) {
+          batches.push({ workerId: session.workerId, jobIds: jobs.map((job) => job.id) });
+          store.progress.changed();
+        }
+      });
+      await store.progress.until(
+        () => store.claims === ids.length,
+        () => `the first claim of every stream (${store.claims})`,
+      );
+      store.isLosingSignals = true;
+      const [lost] = await app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [] }], { pending: false });
+      store.isLosingSignals = false;
+
+      for (const session of sessions) app.streams.keepalive(session);
+
+      await store.progress.until(
+        () => batches.length === ids.length,
+        () => `a keepalive or a delivery on every stream (${JSON.stringify(batches)})`,
+      );
+      expect(batches.filter((batch) => batch.jobIds.length > 0)).toEqual([{ workerId: 'k1', jobIds: [lost!.job.id] }]);
+      expect(store.claims - ids.length).toBe(1);
+      for (const session of sessions) session.end('client_cancelled');
+      await Promise.all(recording);
       app.streams.stop();
     });
 
