@@ -1,3 +1,4 @@
+import { functionLibrary } from '../../src/store/redis/function-library';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { RedisClusterProcesses, testPrefix } from '../../tools/redis-server';
 import { describeJobStoreContract } from './job-store-contract';
@@ -16,3 +17,17 @@ describeJobStoreContract('redis cluster', {
 });
 describeScheduleStoreContract('redis cluster', { create: () => RedisJobStore.connect({ url: cluster.url, prefix: testPrefix() }) });
 describeWorkflowStoreContract('redis cluster', { create: () => RedisJobStore.connect({ url: cluster.url, prefix: testPrefix() }) });
+
+describe('the scripts function library on Redis Cluster', () => {
+  it('is loaded on every master when the one asked lacks it, since the deployment slot may move', async () => {
+    const store = await RedisJobStore.connect({ url: cluster.url, prefix: testPrefix() });
+    const { name } = functionLibrary();
+    try {
+      await Promise.all(cluster.nodes.map((node) => node.cli('function', 'flush')));
+      expect(await store.getJob('none')).toBeUndefined();
+      for (const node of cluster.nodes) expect(await node.cli('function', 'list', 'libraryname', name)).toContain(name);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -4,10 +4,10 @@ import { OjsError } from '../../src/domain/errors';
 import { DEFAULT_EVENT_RETENTION } from '../../src/domain/retention';
 import type { ScheduleSpec } from '../../src/domain/schedule';
 import { MAX_BEATS_PER_CALL, type JobStore } from '../../src/store/job-store';
+import { functionLibrary } from '../../src/store/redis/function-library';
 import { RedisKeys } from '../../src/store/redis/keys';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { scriptPrologue } from '../../src/store/redis/script-runner';
-import { scriptSource } from '../../src/store/redis/scripts';
 import { ackScript } from '../../src/store/redis/scripts/ack';
 import { claimScript } from '../../src/store/redis/scripts/claim';
 import { enqueueScript } from '../../src/store/redis/scripts/enqueue';
@@ -23,7 +23,8 @@ import { StoreHarness, T0 } from './store-harness';
  * itself with a client of the test's own: a script refuses bad arguments
  * before its first write (Lua has no rollback), batches of any length pass,
  * the audit reports what a corrupting client did, a removal never gets
- * stuck on a zombie entry, and Redis's own refusals are classified.
+ * stuck on a zombie entry, Redis's own refusals are classified, and every
+ * script call starts afresh although the function library stays loaded.
  */
 
 let redis: RedisServerProcess;
@@ -72,11 +73,11 @@ async function snapshot(): Promise<Record<string, unknown>> {
   return data;
 }
 
-/** Runs a script with raw arguments, as a buggy caller could, and returns Redis's error. */
+/** Runs a script's function with raw arguments, as a buggy caller could, and returns Redis's error. */
 async function runRaw(script: { name: string }, args: readonly (string | number)[]): Promise<Error> {
   const prologue = scriptPrologue(keys.scriptKeys(), { eventLogLength: DEFAULT_EVENT_RETENTION.maxCount });
   try {
-    await client.call('eval', [scriptSource(script.name), ...prologue, ...args]);
+    await client.call('fcall', [functionLibrary().functionOf(script.name), ...prologue, ...args]);
   } catch (error) {
     if (error instanceof Error) return error;
   }
@@ -394,12 +395,15 @@ describe('Redis queues', () => {
 });
 
 describe('Redis refusals', () => {
-  it('answer a full Redis (maxmemory) with a retryable queue_full', async () => {
+  it('answer a full Redis (maxmemory) with a retryable queue_full, and still answer reads', async () => {
+    const [stored] = await h.enqueue({});
     await client.config('SET', 'maxmemory', '1');
     try {
       const full = await refusal(h.enqueue({}));
       expect(full).toMatchObject({ code: 'queue_full', retryable: true, metadata: { bound: 'redis_maxmemory' } });
       expect(full.cause).toBeInstanceOf(Error);
+      // Read-only scripts are functions flagged no-writes, which Redis runs when full.
+      expect((await store.getJob(stored!.id))?.id).toBe(stored!.id);
     } finally {
       await client.config('SET', 'maxmemory', '0');
     }
@@ -413,5 +417,82 @@ describe('Redis refusals', () => {
     } finally {
       await client.call('REPLICAOF', 'NO', 'ONE');
     }
+  });
+});
+
+describe('Redis script calls', () => {
+  /** The signals a call publishes, as its subscriber receives them. */
+  async function signalsOf(call: () => Promise<unknown>): Promise<unknown[]> {
+    const subscriber = client.duplicate();
+    const messages: unknown[] = [];
+    subscriber.on('message', (_channel: string, message: string) => messages.push(JSON.parse(message)));
+    try {
+      await subscriber.subscribe(keys.channel);
+      await call();
+      // Redis sends a connection's messages in order: those the call published come before this answer.
+      await subscriber.ping();
+      return messages;
+    } finally {
+      subscriber.disconnect();
+    }
+  }
+
+  it('start afresh after a call refused halfway: the next one writes, records and publishes only its own', async () => {
+    const { worker, jobs } = await busyWorker();
+    const [job] = jobs;
+    // A workflow link no script wrote: the ack is refused (CORRUPT) after it gathered writes, a fact and a signal.
+    await client.hset(keys.job + job!.id, 'wf', 'no link');
+    const refused = await refusal(
+      store.ack({ workerId: worker.workerId, items: [{ jobId: job!.id, leaseToken: job!.lease!.token }], now: T0 }),
+    );
+    expect(refused.cause instanceof Error && refused.cause.message).toMatch(/^CORRUPT job link to a workflow/);
+    const lastEntry = async () => (await client.xrevrange(keys.events, '+', '-', 'COUNT', 1))[0];
+    const entryBefore = await lastEntry();
+
+    const signals = await signalsOf(() => h.enqueue({ queue: 'second' }));
+    expect(signals).toEqual([{ k: 'a', q: 'second', n: 1 }]);
+    // The ack's pending writes never reached Redis: its job is still held, its lease still indexed.
+    expect(await client.sismember(keys.held + worker.workerId, job!.id)).toBe(1);
+    expect(await client.zscore(keys.leases, job!.id)).not.toBeNull();
+    // The enqueue's entry of the event log holds its one fact.
+    const entry = await lastEntry();
+    expect(entry?.[0]).not.toBe(entryBefore?.[0]);
+    expect(entry?.[0]).toMatch(/-1$/);
+    expect(entry?.[1][1]).toContain('second');
+  });
+
+  it('apply the settings and keys of their own deployment when several share one Redis', async () => {
+    const quietPrefix = testPrefix();
+    const quiet = await RedisJobStore.connect({ url: redis.url, prefix: quietPrefix, events: { maxCount: 0, maxAgeMs: 60_000 } });
+    try {
+      // Alternating: each call of a deployment follows one of the other.
+      for (let round = 0; round < 2; round++) {
+        await new StoreHarness(quiet).enqueue({});
+        await h.enqueue({});
+      }
+      const quietKeys = new RedisKeys(quietPrefix);
+      // The quiet deployment records nothing; this one records its two jobs.
+      expect(await client.exists(quietKeys.events)).toBe(0);
+      expect(await client.xlen(keys.events)).toBe(2);
+      // Each draws its run sequence from its own counter.
+      expect(await client.exists(quietKeys.seq, keys.seq)).toBe(2);
+      expect(await client.zcard(keys.ready + 'default')).toBe(2);
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it('load the function library again when Redis lost it (a restart without persistence, a flush)', async () => {
+    await h.enqueue({});
+    const library = functionLibrary();
+    await client.call('function', 'flush');
+    expect(await client.call('function', 'list', 'libraryname', library.name)).toEqual([]);
+    // The calls that find it missing at the same time share one load.
+    await client.config('RESETSTAT');
+    await Promise.all([h.enqueue({}), h.enqueue({}), store.getJob('none')]);
+    const stats = await client.info('commandstats');
+    expect(/^cmdstat_function\|load:calls=(\d+),/m.exec(stats)?.[1]).toBe('1');
+    expect(await client.call('function', 'list', 'libraryname', library.name)).toHaveLength(1);
+    expect(await client.zcard(keys.ready + 'default')).toBe(3);
   });
 });

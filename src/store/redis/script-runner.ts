@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+import { functionLibrary, type FunctionLibrary } from './function-library';
 import { arg, type RedisScript, type ScriptArg } from './script';
-import { scriptSource } from './scripts';
 
 /**
  * What every script receives before its own arguments (lib/arguments.lua reads
@@ -13,28 +12,28 @@ export interface ScriptSettings {
   eventLogLength: number;
 }
 
-/** What follows the script in every EVAL and EVALSHA: the key count, KEYS, then the settings. */
+/** What follows the function's name in every FCALL (and the script in an EVAL): the key count, KEYS, then the settings. */
 export function scriptPrologue(keys: readonly string[], settings: ScriptSettings): ScriptArg[] {
   return [keys.length, ...keys, arg.int(settings.eventLogLength, 'event log length')];
 }
 
-interface LoadedScript {
-  source: string;
-  sha: string;
-}
-
 /**
- * Runs declared scripts: EVALSHA, and EVAL with the source when Redis does
- * not know the script yet (after a restart or a failover), which happens
- * once per script and server. A NOSCRIPT answer means the script did not
- * run, so sending it again is safe. Arguments go to ioredis as one array
- * (it flattens it into the command), never spread into a call: a batch of
- * tens of thousands of values would overflow the stack.
+ * Runs declared scripts as the functions of the scripts' library
+ * (function-library.ts): FCALL, and when Redis does not know the function
+ * (a Redis restarted without persistence, a failover to a node without the
+ * library, a flushed Redis) FUNCTION LOAD, then FCALL again. A "Function
+ * not found" answer means the call did not run, so sending it again is
+ * safe. On Redis Cluster the library is loaded on every master, since each
+ * deployment's slot may move. Arguments go to ioredis as one array (it
+ * flattens it into the command), never spread into a call: a batch of tens
+ * of thousands of values would overflow the stack.
  */
 export class ScriptRunner {
-  private readonly loaded = new Map<string, LoadedScript>();
-  /** What every call starts with after the script. */
+  /** What every call starts with after the function's name. */
   private readonly prologue: ScriptArg[];
+  private readonly library = functionLibrary();
+  /** The library's load under way, shared by the calls that found it missing meanwhile. */
+  private loading: Promise<void> | undefined;
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -46,27 +45,41 @@ export class ScriptRunner {
 
   /** Runs `script` with `params`; Redis failures are thrown as they come (the store turns them into OjsErrors). */
   async run<P, R>(script: RedisScript<P, R>, params: P): Promise<R> {
-    const { sha, source } = this.load(script.name);
-    const head: ScriptArg[] = [sha];
+    const head: ScriptArg[] = [this.library.functionOf(script.name)];
     const command = head.concat(this.prologue, script.encode(params));
     let reply: unknown;
     try {
-      reply = await this.redis.call('evalsha', command);
+      reply = await this.redis.call('fcall', command);
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      command[0] = source;
-      reply = await this.redis.call('eval', command);
+      if (!isFunctionMissing(error)) throw error;
+      await this.load();
+      reply = await this.redis.call('fcall', command);
     }
     return script.decode(reply, params);
   }
 
-  private load(name: string): LoadedScript {
-    let loaded = this.loaded.get(name);
-    if (loaded === undefined) {
-      const source = scriptSource(name);
-      loaded = { source, sha: createHash('sha1').update(source).digest('hex') };
-      this.loaded.set(name, loaded);
-    }
-    return loaded;
+  private load(): Promise<void> {
+    this.loading ??= loadLibrary(this.redis, this.library).finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
   }
+}
+
+function isFunctionMissing(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ERR Function not found');
+}
+
+/** Loads the library on Redis, or on every master of a cluster; one that holds it already (another replica loaded it) is fine. */
+async function loadLibrary(redis: Redis | Cluster, library: FunctionLibrary): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  await Promise.all(
+    nodes.map(async (node) => {
+      try {
+        await node.call('function', 'load', library.code);
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith(`ERR Library '${library.name}' already exists`))) throw error;
+      }
+    }),
+  );
 }

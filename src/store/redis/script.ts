@@ -19,6 +19,12 @@ export type ScriptArg = string | number;
 export interface RedisScript<P, R> {
   /** The file lua/<name>.lua. */
   readonly name: string;
+  /**
+   * The script only reads: its function is registered with the `no-writes`
+   * flag (function-library.ts), so Redis refuses any write it attempts and
+   * runs it even when full (maxmemory), as it ran the script before functions.
+   */
+  readonly isReadOnly?: true;
   /** ARGV, in the order the script's header lists. */
   encode(params: P): ScriptArg[];
   /** The result (or the OjsError a refusal stands for) of the script's reply. */

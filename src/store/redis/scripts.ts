@@ -106,11 +106,12 @@ export const SCRIPTS = [
 export const LUA_DIR = join(projectRoot(), 'src', 'store', 'redis', 'lua');
 
 /**
- * The libraries every script starts with, in order: the rules generated
- * from the domain (tools/generate-lua-prelude.ts), then the shared helpers,
- * each built on those before it (arguments; writes, facts and state
- * changes; job changes; new jobs; schedules; workers; workflows, which
- * every job change may advance, so every script holds them).
+ * The libraries of every script, in order: the rules generated from the
+ * domain (tools/generate-lua-prelude.ts), then the shared helpers, each
+ * built on those before it (arguments; writes, facts and state changes;
+ * job changes; new jobs; schedules; workers; workflows, which every job
+ * change may advance, so every script holds them). Redis loads them once,
+ * in the function library (function-library.ts).
  */
 export const LUA_LIBRARIES = [
   'lib/domain.lua',
@@ -126,12 +127,25 @@ export const LUA_LIBRARIES = [
 /** The number of KEYS every script receives (RedisKeys.scriptKeys). */
 export const SCRIPT_KEY_COUNT = 30;
 
-/** The text of the libraries every script starts with, then `extra` ones. */
-export function libraryPrelude(extra: readonly string[] = []): string {
-  return [...LUA_LIBRARIES, ...extra].map((file) => readFileSync(join(LUA_DIR, file), 'utf8')).join('\n');
+function luaFile(file: string): string {
+  return readFileSync(join(LUA_DIR, file), 'utf8');
 }
 
-/** A script's source: the libraries, then the script itself. */
-export function scriptSource(name: string): string {
-  return `${libraryPrelude()}\n${readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8')}`;
+/** The libraries' definitions, in order: what the function library holds before its functions. */
+export function libraryDefinitions(): string {
+  return LUA_LIBRARIES.map(luaFile).join('\n');
+}
+
+/** The text of lua/<name>.lua: a script's body, which reads its call's KEYS and ARGV through the libraries. */
+export function scriptBody(name: string): string {
+  return luaFile(`${name}.lua`);
+}
+
+/**
+ * The libraries as a prelude for EVAL, which tests use to run the helpers
+ * the functions run: the definitions, then the start of a call
+ * (lib/arguments.lua begin) on the EVAL's own KEYS and ARGV.
+ */
+export function libraryPrelude(): string {
+  return `${libraryDefinitions()}\nbegin(KEYS, ARGV)\n`;
 }

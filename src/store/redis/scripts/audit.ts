@@ -4,6 +4,7 @@ import { arg, declareScript } from '../script';
 /** Every broken invariant of the deployment's data, as sentences (lua/audit.lua). */
 export const auditScript = declareScript({
   name: 'audit',
+  isReadOnly: true,
   encode: (params: { scanPattern: string; keyBudget: number; maxProblems: number }) => [
     arg.id(params.scanPattern, 'scan pattern'),
     arg.int(params.keyBudget, 'key budget'),

@@ -6,6 +6,7 @@ import { arg, declareScript } from '../script';
 /** The schedules due at `now`, earliest first (lua/find-due-schedules.lua). */
 export const findDueSchedulesScript = declareScript({
   name: 'find-due-schedules',
+  isReadOnly: true,
   encode: (params: { now: number; limit: number }) => [arg.int(params.now, 'now'), arg.int(params.limit, 'limit')],
   decode: (reply): Schedule[] => readArray(reply, 'due schedules').map(readSchedule),
 });

@@ -5,6 +5,7 @@ import { arg, declareScript } from '../script';
 /** One schedule, if there is one (lua/get-schedule.lua). */
 export const getScheduleScript = declareScript({
   name: 'get-schedule',
+  isReadOnly: true,
   encode: (name: string) => [arg.id(name, 'schedule name')],
   decode: (reply): Schedule | undefined => decodeSchedule(reply),
 });

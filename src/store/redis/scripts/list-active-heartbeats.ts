@@ -4,6 +4,7 @@ import { arg, declareScript } from '../script';
 /** When active jobs last showed signs of life (lua/list-active-heartbeats.lua). */
 export const listActiveHeartbeatsScript = declareScript({
   name: 'list-active-heartbeats',
+  isReadOnly: true,
   encode: (params: { limit: number }) => [arg.int(params.limit, 'limit')],
   decode: (reply): { queue: string; renewedAt: number }[] =>
     readArray(reply, 'heartbeats').map((entry) => {

@@ -15,6 +15,7 @@ export interface ListedJobs {
 /** One page of the jobs a query selects, in listing order (lua/list-jobs.lua): for listJobs and findJobIds. */
 export const listJobsScript = declareScript({
   name: 'list-jobs',
+  isReadOnly: true,
   encode: ({ query, withJobs }: { query: JobQuery; withJobs: boolean }) => {
     const { filter } = query;
     return appendBatch(

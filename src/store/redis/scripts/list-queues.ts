@@ -6,6 +6,7 @@ import { readQueueSummary } from './replies';
 /** One page of the queues that hold jobs or are paused, in name order, with their counts (lua/list-queues.lua). */
 export const listQueuesScript = declareScript({
   name: 'list-queues',
+  isReadOnly: true,
   encode: (request: PageRequest) => [request.after === undefined ? '' : arg.id(request.after, 'after'), arg.int(request.limit, 'limit')],
   decode(reply): Page<QueueCounts> {
     const [items, nextAfter] = readArray(reply, 'queue page');

@@ -7,6 +7,7 @@ import { arg, declareScript } from '../script';
 /** One page of the schedules, in name order (lua/list-schedules.lua). */
 export const listSchedulesScript = declareScript({
   name: 'list-schedules',
+  isReadOnly: true,
   encode: (request: PageRequest) => [request.after === undefined ? '' : arg.id(request.after, 'after'), arg.int(request.limit, 'limit')],
   decode(reply): Page<Schedule> {
     const [items, nextAfter] = readArray(reply, 'schedule page');

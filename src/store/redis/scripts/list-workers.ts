@@ -6,6 +6,7 @@ import { readWorkerSnapshot } from './replies';
 /** One page of workers in id order, optionally filtered, within a scan budget (lua/list-workers.lua). */
 export const listWorkersScript = declareScript({
   name: 'list-workers',
+  isReadOnly: true,
   encode: (request: WorkerPageRequest) => [
     request.after === undefined ? '' : arg.id(request.after, 'after'),
     arg.int(request.limit, 'limit'),

@@ -12,6 +12,7 @@ function readCount(value: unknown, what: string): number {
 /** One queue's counts, pause and throughput over the last hour (lua/queue-stats.lua). */
 export const queueStatsScript = declareScript({
   name: 'queue-stats',
+  isReadOnly: true,
   encode: (params: { queue: string; now: number }) => [arg.int(params.now, 'now'), arg.id(params.queue, 'queue')],
   decode(reply, params): QueueStats {
     const [summary, counted] = readArray(reply, 'queue stats');

@@ -18,6 +18,7 @@ export interface FactLogPage {
 /** Facts after a cursor, oldest first, with the log's bounds (lua/read-facts.lua). */
 export const readFactsScript = declareScript({
   name: 'read-facts',
+  isReadOnly: true,
   encode: (params: { after?: string; limit: number }) => [
     params.after === undefined ? '' : arg.int(cursorPosition(params.after), 'after'),
     arg.int(params.limit, 'limit'),

@@ -2,6 +2,14 @@
   Reading a script's arguments: the first shared library after the
   generated lib/domain.lua (scripts.ts LUA_LIBRARIES).
 
+  A call's inputs: the scripts are functions of one Redis function library
+  (function-library.ts), whose definitions run once, when Redis loads it;
+  every call then starts with begin(keys, args), which hands the libraries
+  the call's KEYS and ARGV and resets every table a call fills. Each library
+  that keeps per-call state adds its reset to `resets` beside that state, so
+  that nothing one call gathered (pending writes, facts, signals, memos)
+  reaches the next one, even when that call was refused halfway.
+
   Settings: every script receives the deployment's settings as its first
   ARGV, before its own arguments, as it receives the same KEYS
   (script-runner.ts): ARGV[1] is the event log's length (the event
@@ -29,13 +37,22 @@ local MAX_COUNT = 2 ^ 31
 
 -- The settings that precede a script's own arguments.
 local SETTINGS = 1
--- The event log's length (ARGV[1]), once read.
-local eventLogLength
+-- The call's ARGV (begin), and the event log's length (its first), once read.
+local argv, eventLogLength
+
+-- What resets a library's per-call state, given the call's KEYS: one function per library that keeps any.
+local resets = {}
+
+-- Starts a call: its KEYS and ARGV, and no state left by an earlier call.
+local function begin(keys, args)
+  argv, eventLogLength = args, nil
+  for i = 1, #resets do resets[i](keys) end
+end
 
 -- Reads (once) and checks the settings.
 local function settings()
   if eventLogLength then return end
-  local text = ARGV[1]
+  local text = argv[1]
   local n = text and #text <= 12 and string.match(text, '^%d+$') and tonumber(text)
   if not n or n > MAX_COUNT then error({ err = 'BADARG settings: the event log length is not a count' }) end
   eventLogLength = n
@@ -48,14 +65,14 @@ end
 -- A script's own argument i (its header's numbering).
 local function argText(i)
   settings()
-  local value = ARGV[SETTINGS + i]
+  local value = argv[SETTINGS + i]
   if value == nil then refuse(i, 'is missing') end
   return value
 end
 
 -- How many arguments of its own the script received.
 local function ownArgCount()
-  return #ARGV - SETTINGS
+  return #argv - SETTINGS
 end
 
 -- A non-empty string: an id, a token, a required JSON value.

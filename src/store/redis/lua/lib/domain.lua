@@ -3,14 +3,14 @@
   Run `npm run generate` after changing the domain rules below; `npm test`
   fails while this file is stale.
 
-  The domain's rules that the scripts apply, prepended to every script
-  before the shared helpers: job states and the transitions the state machine
-  allows (job-state-machine.ts), which states are terminal or waiting,
-  worker states (worker.ts), the bounds and formats the scripts check
-  their arguments against, the unit of queue throughput, the numbers
-  of listings (job-query.ts) and of the event log (event-facts.ts), and
-  the workflow lifecycle and node statuses (workflow-state-machine.ts,
-  workflow-run.ts).
+  The domain's rules that the scripts apply, first in the scripts'
+  function library, before the shared helpers: job states and the
+  transitions the state machine allows (job-state-machine.ts), which
+  states are terminal or waiting, worker states (worker.ts), the bounds
+  and formats the scripts check their arguments against, the unit of
+  queue throughput, the numbers of listings (job-query.ts) and of the
+  event log (event-facts.ts), and the workflow lifecycle and node
+  statuses (workflow-state-machine.ts, workflow-run.ts).
 ]]
 
 -- Every job state, in the domain's order.

@@ -1,15 +1,16 @@
 --[[
-  Shared helpers, prepended to every script of this directory at load time,
-  after the generated lib/domain.lua and lib/arguments.lua (scripts.ts
-  scriptSource), before lib/job-changes.lua and lib/workers.lua, which
-  build on them. Nothing here runs on its own: each helper is one step that
-  several scripts take (a job entering a state, a lease released, a fact
-  recorded, a signal published). The domain's tables (states, transitions,
-  bounds) come from domain.lua; the lease, deadline and listing arithmetic
-  below mirrors src/domain/timeouts.ts, lease.ts and job-query.ts, and
+  Shared helpers of every script of this directory, in the one function
+  library they are loaded in (function-library.ts), after the generated
+  lib/domain.lua and lib/arguments.lua (scripts.ts LUA_LIBRARIES), before
+  lib/job-changes.lua and lib/workers.lua, which build on them. Nothing
+  here runs on its own: each helper is one step that several scripts take
+  (a job entering a state, a lease released, a fact recorded, a signal
+  published). The domain's tables (states, transitions, bounds) come from
+  domain.lua; the lease, deadline and listing arithmetic below mirrors
+  src/domain/timeouts.ts, lease.ts and job-query.ts, and
   test/contract/lua-domain.test.ts proves the two agree.
 
-  KEYS (identical for every script, built in keys.ts):
+  KEYS (identical for every script, built in keys.ts; K names them, per call):
     1 job prefix      2 ready prefix     3 due zset        4 expiries zset
     5 leases zset     6 seq counter      7 queue names zset (score 0: by name)
     8 counts prefix   9 workers zset (by last beat)       10 worker prefix
@@ -37,21 +38,25 @@
   change wins, whatever came before it. No script reads an index it has
   pending writes for before flushing.
 ]]
-local K = {
-  job = KEYS[1], ready = KEYS[2], due = KEYS[3], expiries = KEYS[4], leases = KEYS[5],
-  seq = KEYS[6], queues = KEYS[7], counts = KEYS[8], workers = KEYS[9], worker = KEYS[10],
-  held = KEYS[11], listing = KEYS[12], channel = KEYS[13], timeouts = KEYS[14], workerIds = KEYS[15],
-  paused = KEYS[16], stats = KEYS[17], events = KEYS[18], heartbeats = KEYS[19], eventPosition = KEYS[20],
-  limits = KEYS[21], starts = KEYS[22], unique = KEYS[23], schedule = KEYS[24], schedules = KEYS[25], scheduleDue = KEYS[26],
-  rateLimitEvents = KEYS[27], workflow = KEYS[28], workflowPlan = KEYS[29], workflowEnded = KEYS[30],
+local KEY_NAMES = {
+  'job', 'ready', 'due', 'expiries', 'leases', 'seq', 'queues', 'counts', 'workers', 'worker',
+  'held', 'listing', 'channel', 'timeouts', 'workerIds', 'paused', 'stats', 'events', 'heartbeats', 'eventPosition',
+  'limits', 'starts', 'unique', 'schedule', 'schedules', 'scheduleDue', 'rateLimitEvents', 'workflow', 'workflowPlan', 'workflowEnded',
 }
+-- The call's keys by name (K.job is KEYS[1]), set by begin: replicas of several deployments (prefixes) share one Redis.
+local K = {}
 
 --[[
   Hot paths format the same few values again and again (a script's `now`,
   a batch's creation time): these memos make each text once per script run.
   Values read from hashes are already text.
 ]]
-local texts, padded = {}, {}
+local texts, padded
+
+resets[#resets + 1] = function(keys)
+  for i = 1, #KEY_NAMES do K[KEY_NAMES[i]] = keys[i] end
+  texts, padded = {}, {}
+end
 
 -- A whole number as text (numbers of a script run are few: memoized).
 local function text(n)
@@ -79,19 +84,24 @@ end
 -- Pending writes, keyed by the Redis key they go to: for sorted sets and
 -- sets, member -> score or true (added) or false (removed); for counters,
 -- queue -> state -> delta; for stats, key -> field -> delta.
-local pending = { zset = {}, set = {}, hincr = {}, stats = {} }
+local pending
 -- Per state, its listing index's pending members and, per queue, those of the queue's
 -- (relist): memos of `pending`, emptied with it.
-local listings = {}
+local listings
+-- Per minute start and queue, its pending stats deltas (stat): memos of `pending`, emptied with it.
+local statsDeltas
 -- The facts to append to the event log, in order: one stream entry at flush.
-local facts = {}
+local facts
 -- Queues that lost a job for good (pruned, deleted): dropped once they hold none.
-local shrunk = {}
-local available = {}
-local freed = {}
--- Per worker, the ids of its jobs that were cancelled.
-local cancelledJobs = {}
-local signals = {}
+local shrunk
+-- The signals to publish at finish: per queue, its jobs made available; per worker, its capacity freed;
+-- per worker, the ids of its jobs that were cancelled; then any other signal, in order.
+local available, freed, cancelledJobs, signals
+
+resets[#resets + 1] = function()
+  pending, listings, statsDeltas, facts, shrunk = { zset = {}, set = {}, hincr = {}, stats = {} }, {}, {}, {}, {}
+  available, freed, cancelledJobs, signals = {}, {}, {}, {}
+end
 
 local function membersOf(group, key)
   local members = pending[group][key]
@@ -135,9 +145,6 @@ local STATS_TTL_MS = 2 * THROUGHPUT_MINUTES * MINUTE_MS
 local function statsKey(queue, at)
   return K.stats .. queue .. ':' .. int(at - at % MINUTE_MS)
 end
-
--- Per minute start and queue, its pending stats deltas.
-local statsDeltas = {}
 
 -- Counts one completed, failed or discarded job of the queue in the minute holding `at`.
 local function stat(queue, at, field)
@@ -419,7 +426,12 @@ end
 --[[ Domain arithmetic (mirrors of src/domain) ]]
 
 -- Store-wide FIFO sequence, reserved in blocks so a batch costs one INCRBY.
-local seqNext, seqLast = 0, -1
+local seqNext, seqLast
+
+resets[#resets + 1] = function()
+  seqNext, seqLast = 0, -1
+end
+
 local function nextSeq()
   if seqNext > seqLast then
     seqLast = redis.call('INCRBY', K.seq, 1024)

@@ -397,6 +397,11 @@ end
 ]]
 local Workflow = { applying = false }
 
+-- A call refused while it applied an advance must not leave the next one applying.
+resets[#resets + 1] = function()
+  Workflow.applying = false
+end
+
 -- A workflow fact (fact-codec.ts WORKFLOW_FIELDS), given the run (as opened) and the change's own fields.
 function Workflow.fact(run, change, at, own)
   own = own or NO_EXTRA
