@@ -1,12 +1,22 @@
 import { createConnection, createServer, type Server } from 'node:net';
 import { execFileSync } from 'node:child_process';
 
-/** Total commands Redis executed (scripts' inner calls included), from INFO commandstats. */
-export function redisCommandsExecuted(port: number): number {
+/** Calls Redis counted in INFO commandstats for the commands whose names `command` matches (a regex source). */
+function callsOf(port: number, command: string): number {
   const stats = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'info', 'commandstats']).toString();
   let total = 0;
-  for (const match of stats.matchAll(/^cmdstat_(?!info|config)[^:]+:calls=(\d+)/gm)) total += Number(match[1]);
+  for (const match of stats.matchAll(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'gm'))) total += Number(match[1]);
   return total;
+}
+
+/** Total commands Redis executed (scripts' inner calls included), from INFO commandstats. */
+export function redisCommandsExecuted(port: number): number {
+  return callsOf(port, '(?!info|config)[^:]+');
+}
+
+/** Script calls Redis ran (FCALL and FCALL_RO): the store's round trips, pub/sub aside. */
+export function redisScriptCalls(port: number): number {
+  return callsOf(port, 'fcall(?:_ro)?');
 }
 
 export function resetRedisStats(port: number): void {

@@ -6,6 +6,7 @@ import { JsonLinesProcess, type JsonLine } from '../tools/json-lines-process';
 import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { cleanUp, WAIT_MS } from './deadline';
+import { redisScriptCalls, resetRedisStats } from './redis-accounting';
 import type { Phases } from './phases';
 import { redisEnv, track, withRedis, withServerProcess } from './servers';
 import type { FleetPlan } from './worker-fleet';
@@ -91,6 +92,8 @@ interface FleetFigures {
   bare: CpuUse;
   beats: CpuUse;
   flowing: CpuUse;
+  /** Redis script calls in the beats-only window and while jobs flowed. */
+  calls: { beats: number; flowing: number };
 }
 
 /** One fleet against a fresh server process. */
@@ -120,13 +123,18 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
       const registered = await fleetLine(fleet, 'registered', FLEET_STEP_MS);
       await fleetLine(fleet, 'idle-start', WAIT_MS);
       meter.start();
+      resetRedisStats(redis.port);
       const idleEnd = await fleetLine(fleet, 'idle-end', IDLE_MS + WAIT_MS);
       const beats = meter.read();
+      const beatCalls = redisScriptCalls(redis.port);
       const rssGrowth = processRssBytes(server.pid) - rssBefore;
       await fleetLine(fleet, 'flow-start', WAIT_MS);
       meter.start();
+      resetRedisStats(redis.port);
       const flow = await fleetLine(fleet, 'flow-end', FLEET_STEP_MS);
-      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing: meter.read() };
+      const flowing = meter.read();
+      const calls = { beats: beatCalls, flowing: redisScriptCalls(redis.port) };
+      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls };
     } finally {
       await cleanUp(
         'the load process stopping',
@@ -140,10 +148,11 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
 
 /** Prints one fleet's figures. */
 function printFleet(print: (line: string) => void, shape: Shape, figures: FleetFigures): void {
-  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing } = figures;
+  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls } = figures;
   // The beats go on while jobs flow: what they cost at idle is not the jobs'.
   const perJob = (of: 'server' | 'redis'): number =>
     Math.round((flowing[of] - share(beats[of], beats) * flowing.windowMicros) / FLEET_JOBS);
+  const callsPerJob = (calls.flowing - (calls.beats / beats.windowMicros) * flowing.windowMicros) / FLEET_JOBS;
   const troubles = ['refusedAcks', 'reRegistrations', 'ackFailures']
     .filter((key) => Number(flow[key]) > 0)
     .map((key) => `${key} ${String(flow[key])}`);
@@ -152,10 +161,10 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
     `    registered with their streams in ${(Number(registered['ms']) / 1000).toFixed(1)} s (${String(registered['connections'])} connections); server RSS ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 2 ** 20).toFixed(0)} MB, ${(rssGrowth / shape.workers / 1024).toFixed(1)} KB per worker`,
   );
   print(
-    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered in all): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))})`,
+    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second`,
   );
   print(
-    `    ${count(FLEET_JOBS)} jobs flowing: CPU/job beyond the beats' server ${perJob('server')} µs, Redis ${perJob('redis')} µs; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}`,
+    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}`,
   );
   for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
     print(`    the workers logged ${times}x: ${problem}`);

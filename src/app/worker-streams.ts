@@ -42,6 +42,10 @@ export class WorkerStreams {
   /** Per queue held back by its rate window, the one wake-up set for when the window reopens. */
   private readonly rateWakeups = new Map<string, { at: number; cancel: () => void }>();
   private readonly unsubscribe: () => void;
+  /** Per queue with streams here, how many jobsAvailable signals it had (see isDrained). */
+  private readonly announcements = new Map<string, number>();
+  /** Per queue a claim found empty, its announcement count when that claim began (see isDrained). */
+  private readonly drainedAt = new Map<string, number>();
   /** When each queue's streams last claimed as a safety net (performance.now(), see keepalive). */
   private readonly refreshedAt = new Map<string, number>();
   /** Set by endAll: a stream still opening when everything ended must end too, not outlive the shutdown. */
@@ -177,6 +181,7 @@ export class WorkerStreams {
     const { ctx } = this;
     const wokenFor = [...session.wokenFor];
     session.wokenFor.clear();
+    const announcedBefore = session.queues.map((queue) => this.announcements.get(queue) ?? 0);
     const result = await ctx.store.claim({
       workerId: session.workerId,
       queues: session.queues,
@@ -187,6 +192,11 @@ export class WorkerStreams {
       maxBytes: DELIVERY_BUDGET_BYTES,
     });
     session.freeCapacity = result.freeCapacity;
+    for (const queue of result.drainedQueues) {
+      const before = announcedBefore[session.queues.indexOf(queue)];
+      // A job announced while the claim ran may have come after it looked.
+      if (before !== undefined && before === (this.announcements.get(queue) ?? 0)) this.drainedAt.set(queue, before);
+    }
     if (result.jobs.length > 0) ctx.telemetry.jobTransitions(result.jobs.map((job) => transitionOf(job, 'available', job.startedAt!)));
     // A full worker cannot take the jobs it was woken for: wake another one.
     if (result.freeCapacity === 0) for (const queue of wokenFor) this.wakeQueue(queue, 1, session);
@@ -231,6 +241,8 @@ export class WorkerStreams {
         this.sessionsByQueue.delete(queue);
         this.cursors.delete(queue);
         this.refreshedAt.delete(queue);
+        this.announcements.delete(queue);
+        this.drainedAt.delete(queue);
       }
     }
   }
@@ -238,12 +250,15 @@ export class WorkerStreams {
   private route(signal: StoreSignal): void {
     switch (signal.kind) {
       case 'jobsAvailable':
+        if (this.sessionsByQueue.has(signal.queue)) this.announcements.set(signal.queue, (this.announcements.get(signal.queue) ?? 0) + 1);
         this.wakeQueue(signal.queue, signal.count);
         return;
       case 'capacityFreed': {
         const session = this.sessions.get(signal.workerId);
         if (session === undefined) return;
         session.freeCapacity += signal.count;
+        // A worker that settles its jobs as fast as they come would otherwise claim once more after each, for nothing.
+        if (session.queues.every((queue) => this.isDrained(queue))) return;
         session.wake();
         return;
       }
@@ -279,8 +294,20 @@ export class WorkerStreams {
    * enough to make its next probe time out and the store look away again.
    */
   private lookAgain(): void {
+    this.drainedAt.clear();
     for (const session of this.sessions.values()) session.forgetCapacity();
     for (const queue of this.sessionsByQueue.keys()) this.wakeQueue(queue, 1);
+  }
+
+  /**
+   * Whether a claim found `queue` empty and no job was announced there
+   * since it began: the jobs of a queue become ready only with a
+   * jobsAvailable signal, so a claim would find nothing. Signals can be
+   * lost; the keepalive's safety-net claim (keepalive) does not ask this.
+   */
+  private isDrained(queue: string): boolean {
+    const at = this.drainedAt.get(queue);
+    return at !== undefined && at === (this.announcements.get(queue) ?? 0);
   }
 
   /**

@@ -87,14 +87,18 @@ export function afterReport(worker: Pick<Worker, 'state' | 'directive'>, reporte
 /**
  * The worker after an operator directs it to `target`. Throws an
  * `invalid_state` OjsError for a directive that would move it backward from
- * terminate.
+ * terminate. A directive to the state the worker last reported is kept
+ * while another is pending: the worker may already be on its way to that
+ * one, and its next beat, which reports it, must be taken as obeying the
+ * directive it saw, not as a change of its own (quiet, then running at
+ * once, must leave it running).
  */
 export function afterDirective(worker: Worker, target: WorkerState): Pick<Worker, 'state' | 'directive'> {
   const current = desiredState(worker);
   if (!canWorkerMove(current, target) || !canWorkerMove(worker.state, target)) {
     throw workerStateConflict(worker.workerId, current, target);
   }
-  return target === worker.state ? { state: worker.state } : { state: worker.state, directive: target };
+  return target === worker.state && worker.directive === undefined ? { state: worker.state } : { state: worker.state, directive: target };
 }
 
 /** Validates a registration, applying the protocol defaults (worker-protocol appendix A). */

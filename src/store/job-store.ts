@@ -288,6 +288,13 @@ export interface ClaimResult {
    * that moment; whoever waits schedules its own wake-up.
    */
   heldBackByRate: { queue: string; opensAt: number }[];
+  /**
+   * Queues this claim found with no job ready (never a paused one; a store
+   * may leave out a queue it emptied exactly at the claim's limit). Any job
+   * made ready there later comes with a jobsAvailable signal, so until one
+   * arrives another claim would find nothing there.
+   */
+  drainedQueues: string[];
 }
 
 export interface ReleaseParams {

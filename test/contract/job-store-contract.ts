@@ -160,6 +160,20 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(jobs.map((j) => j.id)).toEqual([h2, h1, h3, l1, l2].map((j) => j!.id));
       });
 
+      it('names the queues it found with no job ready: not one whose jobs its limit, a paused queue or its limits kept', async () => {
+        const worker = await h.register({ queues: ['emptied', 'empty', 'more', 'paused', 'limited'], concurrency: 100 });
+        await h.store.setQueuePaused({ queue: 'paused', paused: true, now: T0, actor: 'ops' });
+        await h.store.setQueueLimits({ queue: 'limited', limits: { maxActive: 1 }, now: T0 });
+        await h.enqueue({ queue: 'emptied' }, { queue: 'paused' }, { queue: 'limited' }, { queue: 'limited' });
+        const first = await h.claim(worker.workerId, ['emptied', 'empty', 'paused', 'limited'], 10);
+        expect(first.jobs).toHaveLength(2);
+        expect(first.drainedQueues.toSorted()).toEqual(['emptied', 'empty']);
+        await h.enqueue({ queue: 'more' }, { queue: 'more' });
+        // Stopped by the claim's max with a job left.
+        expect((await h.claim(worker.workerId, ['more'], 1)).drainedQueues).toEqual([]);
+        expect((await h.claim(worker.workerId, ['more'], 10)).drainedQueues).toEqual(['more']);
+      });
+
       it('makes claimed jobs active with an attempt, a start time and a lease of the worker', async () => {
         const worker = await h.register();
         const [job] = await h.enqueue({});

@@ -9,7 +9,7 @@ import { TIMESTAMP_MAX_MS } from '../../src/domain/limits';
 import { leaseExpiry, softTimeoutAt, waitingDeadline } from '../../src/domain/timeouts';
 import { NEXT_WORKER_STATES } from '../../src/domain/worker';
 import { deadlineFields } from '../../src/store/redis/job-codec';
-import { libraryPrelude } from '../../src/store/redis/scripts';
+import { libraryDefinitions } from '../../src/store/redis/scripts';
 import { propertyParameters } from '../support/property';
 import { RedisServerProcess } from '../../tools/redis-server';
 import { activeJob } from '../unit/support/active-job';
@@ -32,7 +32,9 @@ beforeAll(async () => {
   redis = await RedisServerProcess.start();
   client = new Redis(redis.url, { lazyConnect: true });
   await client.connect();
-  prelude = libraryPrelude();
+  // The start of a call (lib/arguments.lua begin) with the settings alone, the event log off: the helpers
+  // under test read no argument, and their bodies read the EVAL's ARGV themselves.
+  prelude = `${libraryDefinitions()}\nbegin(KEYS, { '0' })\n`;
 });
 afterAll(async () => {
   client?.disconnect();

@@ -16,12 +16,13 @@ import type { MemoryTables, WorkerSlot } from './memory-tables';
  */
 export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: ClaimParams): ClaimResult {
   if (desiredState(entry.worker) !== 'running')
-    return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false, heldBackByRate: [] };
+    return { isRunning: false, jobs: [], freeCapacity: 0, isBudgetSpent: false, heldBackByRate: [], drainedQueues: [] };
   const limit = Math.min(params.max, entry.worker.concurrency - entry.held.size);
   const jobs: Job[] = [];
   let bytes = 0;
   let isBudgetSpent = false;
   const heldBackByRate: ClaimResult['heldBackByRate'] = [];
+  const drainedQueues: string[] = [];
   const activeOf = (queue: string): number => tables.counts.get(queue)?.active ?? 0;
   // A paused queue delivers nothing; the worker's other queues still do.
   const open = params.queues.filter((queue) => !tables.paused.has(queue));
@@ -53,7 +54,11 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
       entry.held.add(slot.job.id);
       slots -= 1;
     }
-    if (slots > 0 || tables.firstReady(queue) === undefined) continue;
+    if (tables.firstReady(queue) === undefined) {
+      drainedQueues.push(queue);
+      continue;
+    }
+    if (slots > 0) continue;
     const { opensAt, hold } = tables.limiter.allowance(queue, activeOf(queue), now);
     // Jobs wait for the rate window: say when it reopens, so that someone wakes then.
     if (opensAt !== undefined) heldBackByRate.push({ queue, opensAt });
@@ -62,5 +67,5 @@ export function claimJobs(tables: MemoryTables, entry: WorkerSlot, params: Claim
     if (exceeded !== undefined) tables.record(exceeded);
   }
   const freeCapacity = Math.max(0, entry.worker.concurrency - entry.held.size);
-  return { isRunning: true, jobs, freeCapacity, isBudgetSpent, heldBackByRate };
+  return { isRunning: true, jobs, freeCapacity, isBudgetSpent, heldBackByRate, drainedQueues };
 }

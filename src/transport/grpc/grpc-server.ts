@@ -93,8 +93,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
     .use(errorDetailsServerMiddleware)
     .use(ojsServerMiddleware(app.context.logger, options.serverVersion))
     .use(security.middleware)
-    .use(limitsMiddleware(usage))
-    .use(terminator);
+    .use(limitsMiddleware(usage));
 
   const health = HealthState();
   const workerService = new WorkerServiceHandlers(app);
@@ -104,7 +103,9 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   server.add(guardDecoding(OperatorServiceDefinition), operatorService);
   server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app));
   server.add(guardDecoding(WorkflowServiceDefinition), new WorkflowServiceHandlers(app));
-  server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
+  // Only the health Watch stream asks to be ended by the terminator: the other calls skip its layer
+  // (a generator and an AbortController on each of thousands of worker streams).
+  server.with(terminator).add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
   const ojsServices = [
     WorkerServiceDefinition,
     JobServiceDefinition,

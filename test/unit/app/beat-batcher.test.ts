@@ -53,4 +53,33 @@ describe('beats recorded together (BeatBatcher)', () => {
     await Promise.all(ids.map((id) => batcher.record(beat(id))));
     expect(calls).toHaveBeenCalledTimes(1);
   });
+
+  it('makes the next call no sooner than its spacing after the last, with every beat that arrived meanwhile', async () => {
+    let now = 1_000;
+    const timers: { at: number; run: () => void }[] = [];
+    const pacing = { spacingMs: 10, now: () => now, after: (ms: number, run: () => void) => void timers.push({ at: now + ms, run }) };
+    const batcher = new BeatBatcher(h.store, pacing);
+    const calls = jest.spyOn(h.store, 'recordBeats');
+    const batchSizes = (): number[] => calls.mock.calls.map(([beats]) => beats.length);
+
+    await batcher.record(beat(ids[0]!));
+    now += 3;
+    const next = [batcher.record(beat(ids[1]!)), batcher.record(beat(ids[2]!))];
+    await new Promise(setImmediate);
+    now += 3;
+    next.push(batcher.record(beat(ids[3]!)));
+    await new Promise(setImmediate);
+    expect(batchSizes()).toEqual([1]);
+    expect(timers.map(({ at }) => at)).toEqual([1_010]);
+
+    now = timers[0]!.at;
+    timers[0]!.run();
+    await Promise.all(next);
+    expect(batchSizes()).toEqual([1, 3]);
+    // Long after the last call, a lone beat goes at once.
+    now += 60_000;
+    await batcher.record(beat(ids[4]!));
+    expect(batchSizes()).toEqual([1, 3, 1]);
+    expect(timers).toHaveLength(1);
+  });
 });

@@ -1,4 +1,5 @@
 import { createApplication } from '../../../src/app/application';
+import type { Job } from '../../../src/domain/job';
 import { ANONYMOUS } from '../../../src/domain/principal';
 import type { ClaimParams, ClaimResult } from '../../../src/store/job-store';
 import { MemoryJobStore } from '../../../src/store/memory/memory-job-store';
@@ -231,6 +232,71 @@ describe('WorkerStreams', () => {
       const secondBatch = await next;
       expect(secondBatch.done === true ? [] : secondBatch.value.map((job) => job.id)).toEqual([second.id]);
       await deliveries.return(undefined);
+    });
+
+    it('does not claim when a worker settles a job if a claim found its queue empty and no job was announced since', async () => {
+      const store = new StoreThatGoesAway();
+      const app = createApplication({ ...h.app.context, store });
+      await app.workers.register(ANONYMOUS, { workerId: 'w1', hostname: 'h', pid: 1, queues: ['default'], concurrency: 10, labels: [] });
+      const session = await app.streams.openFetch(ANONYMOUS, 'w1', [], 0);
+      const batches: Job[][] = [];
+      const recording = (async () => {
+        for await (const jobs of app.streams.deliveries(session)) {
+          batches.push(jobs);
+          store.progress.changed();
+        }
+      })();
+      const delivery = async (n: number): Promise<Job> => {
+        await store.progress.until(
+          () => batches.length === n,
+          () => `delivery ${n} (${batches.length} so far)`,
+        );
+        return batches[n - 1]![0]!;
+      };
+      await store.progress.until(
+        () => store.claims === 1,
+        () => 'the first claim',
+      );
+      await app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [] }], { pending: false });
+      const first = await delivery(1);
+      expect(store.claims).toBe(2);
+
+      await app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: first.id, leaseToken: first.lease!.token }]);
+      // A claim the settlement woke would run now: the memory store claims within the turn.
+      await new Promise(setImmediate);
+
+      expect(store.claims).toBe(2);
+      await app.jobs.enqueue(ANONYMOUS, [{ type: 'test.job', args: [] }], { pending: false });
+      const second = await delivery(2);
+      await app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: second.id, leaseToken: second.lease!.token }]);
+      await new Promise(setImmediate);
+      expect(store.claims).toBe(3);
+      session.end('client_cancelled');
+      await recording;
+      app.streams.stop();
+    });
+
+    it('claims when a worker settles a job if its queue still holds jobs its limits kept back', async () => {
+      await h.register('w1', { concurrency: 1 });
+      await h.register('w2', { concurrency: 1 });
+      await h.app.queues.setLimits(ANONYMOUS, 'default', { maxActive: 1 });
+      const first = await h.enqueue();
+      const second = await h.enqueue();
+      const sessions = [await h.openFetch('w1'), await h.openFetch('w2')];
+      const [one, two] = sessions.map((session) => h.app.streams.deliveries(session));
+      const firstBatch = await one!.next();
+      expect(firstBatch.done === true ? [] : firstBatch.value.map((job) => job.id)).toEqual([first.id]);
+      // w2's claim finds the second job held back by the queue's max active: the queue is not empty.
+      const held = two!.next();
+      const next = one!.next();
+
+      const leaseToken = firstBatch.done === true ? '' : firstBatch.value[0]!.lease!.token;
+      await h.app.settlement.ack(ANONYMOUS, 'w1', [{ jobId: first.id, leaseToken }]);
+
+      const secondBatch = await next;
+      expect(secondBatch.done === true ? [] : secondBatch.value.map((job) => job.id)).toEqual([second.id]);
+      for (const session of sessions) session.end('client_cancelled');
+      expect(await held).toEqual({ done: true, value: undefined });
     });
 
     it('ends the stream when the worker is directed away from running', async () => {

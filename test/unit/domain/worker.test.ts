@@ -41,6 +41,18 @@ describe('worker lifecycle', () => {
     expect(afterDirective(worker({ state: 'quiet' }), 'running')).toEqual({ state: 'quiet', directive: 'running' });
   });
 
+  it('keeps a worker running when an operator takes back a quiet directive before the worker reported it', () => {
+    const quieted = { ...worker(), ...afterDirective(worker(), 'quiet') };
+    const resumed = { ...quieted, ...afterDirective(quieted, 'running') };
+    expect(desiredState(resumed)).toBe('running');
+    // The worker saw the first directive and reports it: it is quiet because it was told, and is told to run again.
+    const obeyed = { ...resumed, ...afterReport(resumed, 'quiet') };
+    expect(desiredState(obeyed)).toBe('running');
+    expect(afterReport(obeyed, 'running')).toEqual({ state: 'running' });
+    // No directive is pending when the operator names the state the worker reported: nothing to keep.
+    expect(afterDirective(worker(), 'running')).toEqual({ state: 'running' });
+  });
+
   it('applies the registration defaults and reports every bad field', () => {
     const violations: FieldViolation[] = [];
     const registration = normalizeRegistration(

@@ -345,7 +345,6 @@ do
   -- Approximate trimming removes whole stream nodes (up to 100 entries, or one larger than a node), and keeps
   -- the entry holding the oldest fact to keep: beyond them, facts of at most this many more.
   local EVENT_LOG_SLACK = 1000
-  settings()
   local oldestEntry = redis.call('XRANGE', K.events, '-', '+', 'COUNT', 1)[1]
   local newestEntry = redis.call('XREVRANGE', K.events, '+', '-', 'COUNT', 1)[1]
   local lastPosition = tonumber(redis.call('GET', K.eventPosition) or 0)

@@ -49,7 +49,9 @@
            {{id, attempt, lease expires at, body, enqueued at, errors, error,
              checkpoint, parent results}...}, stopped at the byte budget (0/1),
            {queue, its rate window's next slot...} for queues held back by rate,
-           the time the claim started its jobs at}.
+           the time the claim started its jobs at, the queues whose ready
+           queue this claim found empty (a later claim finds nothing there
+           until a job is made available, which signals)}.
   Bounded: at most `max` jobs, and entries popped beyond them go back.
   Atomic: one script; every argument is checked before the first write.
 ]]
@@ -65,7 +67,7 @@ for q = firstQueue, firstQueue + queueCount - 1 do named[#named + 1] = argId(q) 
 
 local worker = redis.call('HMGET', K.worker .. workerId, 'desired', 'concurrency')
 if not worker[1] then return { 'not_found' } end
-if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0, {}, int(now) } end
+if worker[1] ~= 'running' then return { 'ok', 0, 0, {}, 0, {}, int(now), {} } end
 -- A paused queue delivers nothing (its jobs stay first in line).
 local queues = {}
 local paused = #named > 0 and redis.call('SMISMEMBER', K.paused, unpack(named)) or {}
@@ -192,13 +194,17 @@ local function take(id, f, queue, deadline)
 end
 
 local heldBack = {}
+local drained = {}
 for q, queue in ipairs(queues) do
   local ready = K.ready .. queue
   local slots, hasRate = allowance(queue, limitTexts[q])
   local isReleaseChecked = not limitTexts[q]
   while #claimed < limit and not isFull and slots > 0 do
     local popped = redis.call('ZPOPMIN', ready, math.min(limit - #claimed, slots))
-    if #popped == 0 then break end
+    if #popped == 0 then
+      drained[#drained + 1] = queue
+      break
+    end
     for p = 1, #popped, 2 do
       local id, score = popped[p], popped[p + 1]
       if isFull then
@@ -241,4 +247,4 @@ for q, queue in ipairs(queues) do
   end
 end
 finish()
-return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack, startedAt }
+return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack, startedAt, drained }

@@ -24,7 +24,7 @@ export const claimScript = declareScript({
   decode(reply, params): ClaimResult {
     const { status, rest } = readStatus(reply, 'claim');
     if (status === 'not_found') throw refusalError({ status, workerId: params.workerId });
-    const [isRunning, free, claimed, isFull, heldBack, claimedAt] = rest;
+    const [isRunning, free, claimed, isFull, heldBack, claimedAt, drained] = rest;
     // Not always params.now: a claim behind a newer logged start starts at it (lua/claim.lua).
     const startedAt = readInteger(claimedAt, 'claim time');
     const heldBackPairs = readArray(heldBack, 'claim held back by rate');
@@ -37,6 +37,7 @@ export const claimScript = declareScript({
     }
     return {
       heldBackByRate,
+      drainedQueues: readArray(drained, 'claim drained queues').map((queue) => readString(queue, 'drained queue')),
       isRunning: readInteger(isRunning, 'claim isRunning') === 1,
       freeCapacity: Math.max(0, readInteger(free, 'claim free capacity')),
       isBudgetSpent: readInteger(isFull, 'claim stopped at the byte budget') === 1,

@@ -17,8 +17,8 @@
   their refusals number a script's own arguments from 1.
 
   All or nothing: Lua has no rollback, so every script reads all of its
-  ARGV through the arg* helpers (which read the settings first, and refuse
-  with a BADARG error reply) before its first write. The TypeScript
+  ARGV through the arg* helpers (begin has read the settings; a helper
+  refuses with a BADARG error reply) before its first write. The TypeScript
   encoders never send a bad value; a refusal here is a bug, and it leaves
   the data untouched.
 ]]
@@ -43,19 +43,25 @@ local argv, eventLogLength
 -- What resets a library's per-call state, given the call's KEYS: one function per library that keeps any.
 local resets = {}
 
--- Starts a call: its KEYS and ARGV, and no state left by an earlier call.
-local function begin(keys, args)
-  argv, eventLogLength = args, nil
-  for i = 1, #resets do resets[i](keys) end
-end
-
--- Reads (once) and checks the settings.
-local function settings()
-  if eventLogLength then return end
+-- Reads and checks the settings.
+local function readSettings()
   local text = argv[1]
   local n = text and #text <= 12 and string.match(text, '^%d+$') and tonumber(text)
   if not n or n > MAX_COUNT then error({ err = 'BADARG settings: the event log length is not a count' }) end
   eventLogLength = n
+end
+
+--[[
+  Starts a call: its KEYS and ARGV, its settings read (a call refused for
+  them writes nothing: no script has started), and no state left by an
+  earlier call. The arg* helpers below are on every script's hot path, a
+  few per job of a batch: they read ARGV directly and call no more than one
+  helper deep (a Lua call costs about as much as a comparison of text).
+]]
+local function begin(keys, args)
+  argv = args
+  readSettings()
+  for i = 1, #resets do resets[i](keys) end
 end
 
 local function refuse(i, problem)
@@ -64,7 +70,6 @@ end
 
 -- A script's own argument i (its header's numbering).
 local function argText(i)
-  settings()
   local value = argv[SETTINGS + i]
   if value == nil then refuse(i, 'is missing') end
   return value
@@ -77,7 +82,8 @@ end
 
 -- A non-empty string: an id, a token, a required JSON value.
 local function argId(i)
-  local value = argText(i)
+  local value = argv[SETTINGS + i]
+  if value == nil then refuse(i, 'is missing') end
   if value == '' then refuse(i, 'must not be empty') end
   return value
 end
@@ -92,7 +98,8 @@ end
 -- An integer from min to max, written as digits: tonumber alone would also
 -- read exponents, hexadecimal, 'nan' and 'inf'.
 local function argInt(i, min, max)
-  local text = argText(i)
+  local text = argv[SETTINGS + i]
+  if text == nil then refuse(i, 'is missing') end
   local n = #text <= 20 and string.match(text, '^%-?%d+$') and tonumber(text)
   if not n or n < min or n > max then
     refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not an integer from " .. int(min) .. ' to ' .. int(max))
@@ -101,7 +108,7 @@ local function argInt(i, min, max)
 end
 
 local function argOptionalInt(i, min, max)
-  if argText(i) == '' then return nil end
+  if argv[SETTINGS + i] == '' then return nil end
   return argInt(i, min, max)
 end
 
@@ -149,7 +156,6 @@ end
 
 -- Exactly `n` arguments of its own: a script with a fixed list.
 local function argCount(n)
-  settings()
   if ownArgCount() ~= n then error({ err = 'BADARG expected ' .. n .. ' arguments, got ' .. ownArgCount() }) end
 end
 

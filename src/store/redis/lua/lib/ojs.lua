@@ -316,13 +316,11 @@ end
 
 -- Appends a fact to the log at flush, unless the log is off.
 local function record(f)
-  settings()
   if eventLogLength > 0 then facts[#facts + 1] = f end
 end
 
 -- Whether facts are recorded: scripts that return no transition build none otherwise.
 local function isLogging()
-  settings()
   return eventLogLength > 0
 end
 
