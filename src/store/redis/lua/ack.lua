@@ -28,7 +28,7 @@ end
 local results = {}
 for _, item in ipairs(items) do
   local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
-    'createdAt', 'tp', 'wf')
+    'createdAt', 'tp', 'wf', 'uk', 'us')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
     results[#results + 1] = { problem, job[1] or '' }
@@ -40,7 +40,7 @@ for _, item in ipairs(items) do
       fields[#fields + 1] = 1
     end
     releaseLease(item.id, workerId)
-    enter(item.id, { queue = job[4], createdAt = job[9], startedAt = job[8] }, 'active', 'completed', now, fields)
+    enter(item.id, { queue = job[4], createdAt = job[9], startedAt = job[8], uk = job[12] or false, us = job[13] }, 'active', 'completed', now, fields)
     local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10], wf = job[11] }
     results[#results + 1] = { 'ok', 'completed', transition(item.id, known, 'active', 'completed', now, { workerId = workerId }) }
   end

@@ -7,12 +7,14 @@
 --[[ Manual changes (single and bulk) ]]
 
 -- The job fields a manual change reads, by HMGET position.
-local MANUAL_FIELDS = { 'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'completedAt', 'tp', 'discardAt', 'ttlAt', 'wf' }
+local MANUAL_FIELDS = {
+  'state', 'leaseWorker', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'completedAt', 'tp', 'discardAt', 'ttlAt', 'wf', 'uk', 'us',
+}
 local function manualJob(id)
   local f = redis.call('HMGET', K.job .. id, unpack(MANUAL_FIELDS))
   return {
     state = f[1], leaseWorker = f[2], queue = f[3], type = f[4], attempt = f[5], startedAt = f[6], createdAt = f[7], completedAt = f[8],
-    tp = f[9], discardAt = f[10], ttlAt = f[11], wf = f[12],
+    tp = f[9], discardAt = f[10], ttlAt = f[11], wf = f[12], uk = f[13] or false, us = f[14],
   }
 end
 
@@ -95,12 +97,14 @@ local function argOutcome(at)
 end
 
 -- The job fields an outcome needs, by HMGET position.
-local OUTCOME_JOB_FIELDS = { 'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'tp', 'wf' }
+local OUTCOME_JOB_FIELDS = {
+  'state', 'leaseWorker', 'leaseToken', 'leaseExpiresAt', 'queue', 'type', 'attempt', 'startedAt', 'createdAt', 'tp', 'wf', 'uk', 'us',
+}
 local function outcomeJob(id)
   local f = redis.call('HMGET', K.job .. id, unpack(OUTCOME_JOB_FIELDS))
   return {
     state = f[1], leaseWorker = f[2], leaseToken = f[3], leaseExpiresAt = f[4], queue = f[5], type = f[6], attempt = f[7],
-    startedAt = f[8], createdAt = f[9], tp = f[10], wf = f[11],
+    startedAt = f[8], createdAt = f[9], tp = f[10], wf = f[11], uk = f[12] or false, us = f[13],
   }
 end
 

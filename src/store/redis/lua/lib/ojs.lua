@@ -573,12 +573,20 @@ local function countsIn(states, state)
 end
 
 -- Drops job `id`'s uniqueness key if the job holds it (a later job may have
--- taken it over) and, given `state`, only if its policy does not count that state.
-local function releaseUnique(id, state)
-  local f = redis.call('HMGET', K.job .. id, 'uk', 'us')
-  if not f[1] or (state and countsIn(f[2], state)) then return end
-  local key = K.unique .. f[1]
-  if redis.call('GET', key) == id then redis.call('DEL', key) end
+-- taken it over) and, given `state`, only if its policy does not count that
+-- state. `known` spares the read when it holds the job's uk (false for none)
+-- and us as the caller read them.
+local function releaseUnique(id, state, known)
+  local key, states
+  if known and known.uk ~= nil then
+    key, states = known.uk, known.us
+  else
+    local f = redis.call('HMGET', K.job .. id, 'uk', 'us')
+    key, states = f[1], f[2]
+  end
+  if not key or (state and countsIn(states, state)) then return end
+  local held = K.unique .. key
+  if redis.call('GET', held) == id then redis.call('DEL', held) end
 end
 
 --[[
@@ -588,8 +596,9 @@ end
   the listing entries, and adds the index entries the state needs (ready
   queue, due time, expiry). `job` holds what the caller already knows of
   the job (queue, priority, deadline (its waitingDeadline, false for none),
-  scheduledAt, nextRetryAt, and the times it is listed by: createdAt,
-  startedAt, completedAt); what it lacks is read.
+  scheduledAt, nextRetryAt, the times it is listed by: createdAt,
+  startedAt, completedAt, and its uniqueness fields uk (false for none) and
+  us); what it lacks is read.
 ]]
 local function enter(id, job, from, state, now, fields)
   local key = K.job .. id
@@ -630,7 +639,7 @@ local function enter(id, job, from, state, now, fields)
   if from and from ~= 'available' then relist(id, job.queue, from, listingTime(from, job.createdAt, job.startedAt, job.completedAt), false) end
   if state ~= 'available' then relist(id, job.queue, state, listingTime(state, job.createdAt, nil, now), true) end
   -- A new job takes its key in enqueue; a job leaving its policy's states gives it up.
-  if from then releaseUnique(id, state) end
+  if from then releaseUnique(id, state, job) end
 end
 
 -- Leaves the indexes of the job's current waiting state.
