@@ -13,6 +13,7 @@ import { libraryDefinitions } from '../../src/store/redis/scripts';
 import { propertyParameters } from '../support/property';
 import { RedisServerProcess } from '../../tools/redis-server';
 import { activeJob } from '../unit/support/active-job';
+import { startRedisWithClient, stopRedisWithClient } from '../support/redis-with-client';
 
 /**
  * The Lua mirrors of the domain's rules (lib/ojs.lua, and the tables
@@ -29,17 +30,12 @@ let redis: RedisServerProcess;
 let client: Redis;
 let prelude: string;
 beforeAll(async () => {
-  redis = await RedisServerProcess.start();
-  client = new Redis(redis.url, { lazyConnect: true });
-  await client.connect();
+  ({ redis, client } = await startRedisWithClient());
   // The start of a call (lib/arguments.lua begin) with the settings alone, the event log off: the helpers
   // under test read no argument, and their bodies read the EVAL's ARGV themselves.
   prelude = `${libraryDefinitions()}\nbegin(KEYS, { '0' })\n`;
 });
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.destroy();
-});
+afterAll(() => stopRedisWithClient({ redis, client }));
 
 /** Runs `body` (Lua statements ending in a return) after the libraries, with `args` as ARGV. */
 function evalLua(body: string, args: readonly (string | number)[]): Promise<unknown> {

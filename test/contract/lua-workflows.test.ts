@@ -24,6 +24,7 @@ import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { propertyParameters } from '../support/property';
 import { WORKFLOW_NESTING, jobOutcomes, runChoices, workflowDefinitionOf } from '../support/workflow-arbitraries';
 import { NOW, batch, chain, group, job, jobCreation } from '../unit/domain/workflow-fixtures';
+import { startRedisWithClient, stopRedisWithClient } from '../support/redis-with-client';
 
 /**
  * The Lua mirror of the workflow rules (lib/workflows.lua) agrees with the
@@ -64,15 +65,10 @@ let redis: RedisServerProcess;
 let client: Redis;
 let sha: string;
 beforeAll(async () => {
-  redis = await RedisServerProcess.start();
-  client = new Redis(redis.url, { lazyConnect: true });
-  await client.connect();
+  ({ redis, client } = await startRedisWithClient());
   sha = readString(await client.call('script', 'load', `${libraryPrelude()}\n${DISPATCH}`), 'script sha');
 });
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.destroy();
-});
+afterAll(() => stopRedisWithClient({ redis, client }));
 
 /** A reply of the dispatcher for an advance, or for a refusal. */
 type LuaAdvance = ['ok', number[], number[], number[], [string, string, string][], string[], string[]] | [string, string];

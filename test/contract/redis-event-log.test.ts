@@ -8,6 +8,7 @@ import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { factFollower } from '../support/fact-follower';
 import { eventually } from '../support/waiting';
 import { StoreHarness, T0 } from './store-harness';
+import { startRedisWithClient, stopRedisWithClient } from '../support/redis-with-client';
 
 /**
  * What the Redis event log promises beyond the contract, checked on the
@@ -25,14 +26,9 @@ import { StoreHarness, T0 } from './store-harness';
 let redis: RedisServerProcess;
 let client: Redis;
 beforeAll(async () => {
-  redis = await RedisServerProcess.start({ appendonly: true });
-  client = new Redis(redis.url, { lazyConnect: true });
-  await client.connect();
+  ({ redis, client } = await startRedisWithClient({ appendonly: true }));
 });
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.destroy();
-});
+afterAll(() => stopRedisWithClient({ redis, client }));
 
 const opened: StoreHarness[] = [];
 async function open(

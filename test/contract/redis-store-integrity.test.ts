@@ -17,6 +17,7 @@ import { recordBeatScript } from '../../src/store/redis/scripts/record-beat';
 import { setQueueLimitsScript } from '../../src/store/redis/scripts/set-queue-limits';
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { StoreHarness, T0 } from './store-harness';
+import { startRedisWithClient, stopRedisWithClient } from '../support/redis-with-client';
 
 /**
  * What the Redis store promises beyond the contract, checked on the data
@@ -30,14 +31,9 @@ import { StoreHarness, T0 } from './store-harness';
 let redis: RedisServerProcess;
 let client: Redis;
 beforeAll(async () => {
-  redis = await RedisServerProcess.start();
-  client = new Redis(redis.url, { lazyConnect: true });
-  await client.connect();
+  ({ redis, client } = await startRedisWithClient());
 });
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.destroy();
-});
+afterAll(() => stopRedisWithClient({ redis, client }));
 
 let prefix: string;
 let keys: RedisKeys;

@@ -3,6 +3,7 @@ import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { RedisServerProcess, testPrefix } from '../../tools/redis-server';
 import { StoreHarness } from './store-harness';
 import { eventually } from '../support/waiting';
+import { startRedisWithClient, stopRedisWithClient } from '../support/redis-with-client';
 
 /** A field of an INFO section as a number (0 when absent). */
 async function infoNumber(client: Redis, section: string, pattern: RegExp): Promise<number> {
@@ -22,14 +23,9 @@ describe('the Redis store probe', () => {
   let redis: RedisServerProcess;
   let client: Redis;
   beforeAll(async () => {
-    redis = await RedisServerProcess.start();
-    client = new Redis(redis.url, { lazyConnect: true });
-    await client.connect();
+    ({ redis, client } = await startRedisWithClient());
   });
-  afterAll(async () => {
-    client?.disconnect();
-    await redis?.destroy();
-  });
+  afterAll(() => stopRedisWithClient({ redis, client }));
 
   it('keeps the store available while its command connection waits on a script', async () => {
     const store = await RedisJobStore.connect({

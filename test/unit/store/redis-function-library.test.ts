@@ -3,6 +3,7 @@ import { functionLibrary } from '../../../src/store/redis/function-library';
 import { readArray, readString } from '../../../src/store/redis/reply';
 import { SCRIPTS } from '../../../src/store/redis/scripts';
 import { RedisServerProcess } from '../../../tools/redis-server';
+import { startRedisWithClient, stopRedisWithClient } from '../../support/redis-with-client';
 
 /**
  * The scripts' function library compiles in a real redis-server: Lua 5.1's
@@ -14,14 +15,9 @@ import { RedisServerProcess } from '../../../tools/redis-server';
 let redis: RedisServerProcess;
 let client: Redis;
 beforeAll(async () => {
-  redis = await RedisServerProcess.start();
-  client = new Redis(redis.url, { lazyConnect: true });
-  await client.connect();
+  ({ redis, client } = await startRedisWithClient());
 });
-afterAll(async () => {
-  client?.disconnect();
-  await redis?.destroy();
-});
+afterAll(() => stopRedisWithClient({ redis, client }));
 
 /** FUNCTION LIST's entry as a record (a flat list of field, value). */
 function entry(flat: unknown): Map<string, unknown> {
