@@ -9,6 +9,8 @@ import { TIMESTAMP_MAX_MS } from '../../src/domain/limits';
 import { leaseExpiry, softTimeoutAt, waitingDeadline } from '../../src/domain/timeouts';
 import { NEXT_WORKER_STATES } from '../../src/domain/worker';
 import { deadlineFields } from '../../src/store/redis/job-codec';
+import { decodeTransition, encodeJobFact, factText } from '../../src/store/redis/fact-codec';
+import type { JobTransition } from '../../src/domain/transition';
 import { libraryDefinitions } from '../../src/store/redis/scripts';
 import { propertyParameters } from '../support/property';
 import { RedisServerProcess } from '../../tools/redis-server';
@@ -80,9 +82,8 @@ describe('the Lua mirrors of the domain rules', () => {
         const lua = await evalLua(
           `local out = {}
           for i = 1, #ARGV, 8 do
-            local job = { vis = ARGV[i], stall = ARGV[i + 1], tmo = ARGV[i + 2], grace = ARGV[i + 3],
-              totalAt = ARGV[i + 4] ~= '' and ARGV[i + 4] or nil, startedAt = ARGV[i + 5] }
-            out[#out + 1] = int(leaseExpiry(job, tonumber(ARGV[i + 6]), ARGV[i + 7] ~= '' and tonumber(ARGV[i + 7]) or nil))
+            out[#out + 1] = int(leaseExpiry(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4] ~= '' and ARGV[i + 4] or nil,
+              ARGV[i + 5], tonumber(ARGV[i + 6]), ARGV[i + 7] ~= '' and tonumber(ARGV[i + 7]) or nil))
           end
           return out`,
           args,
@@ -253,6 +254,78 @@ describe('the Lua mirrors of the domain rules', () => {
       pairs.flat(),
     );
     expect(lua).toEqual(pairs.map(([from, to]) => (canTransition(from, to) ? 1 : 0)));
+  });
+
+  it('lay out the line of a job fact as the TypeScript encoder does, which the decoder reads back', async () => {
+    const id = string({ minLength: 1, maxLength: 12, unit: constantFrom('a', 'b', '-', '7') });
+    // Never empty: an empty field is an absent one.
+    const freeText = string({ minLength: 1, maxLength: 12, unit: constantFrom('a', ' ', '%', '\x1e', '\x1f', 'é') });
+    const transitions: Arbitrary<JobTransition> = record({
+      at: time,
+      jobId: id,
+      jobType: id,
+      queue: id,
+      from: constantFrom('none' as const, ...JOB_STATES),
+      to: constantFrom(...JOB_STATES),
+      attempt: integer({ min: 0, max: 100 }),
+      workerId: optional(id),
+      priority: optional(integer({ min: PRIORITY_MIN, max: PRIORITY_MAX })),
+      scheduledAt: optional(time),
+      nextRetryAt: optional(time),
+      maxAttempts: optional(integer({ min: 1, max: 100 })),
+      startedAt: optional(time),
+      enqueuedAt: optional(time),
+      createdAt: optional(time),
+      error: optional(record({ type: id, message: freeText })),
+      deadLetter: optional(boolean()),
+      reason: optional(freeText),
+      actor: optional(freeText),
+      traceparent: optional(freeText),
+    }).map((t) => {
+      // Absent, not undefined: as the decoder builds a transition.
+      const fact = { ...t };
+      for (const key of Object.keys(fact) as (keyof JobTransition)[]) if (fact[key] === undefined) delete fact[key];
+      return fact;
+    });
+    await assert(
+      asyncProperty(cases(transitions), async (facts) => {
+        const args = facts.flatMap((t) => [
+          t.jobId,
+          t.jobType,
+          t.queue,
+          t.from,
+          t.to,
+          t.attempt,
+          text(t.startedAt),
+          text(t.enqueuedAt),
+          t.traceparent === undefined ? '' : factText(t.traceparent),
+          t.workerId ?? '',
+          text(t.priority),
+          text(t.scheduledAt),
+          text(t.nextRetryAt),
+          text(t.maxAttempts),
+          text(t.createdAt),
+          t.error === undefined ? '' : JSON.stringify(t.error),
+          t.deadLetter === undefined ? '' : t.deadLetter ? '1' : '0',
+          t.reason === undefined ? '' : factText(t.reason),
+          t.actor === undefined ? '' : factText(t.actor),
+          t.at,
+        ]);
+        const lua = await evalLua(
+          `local out = {}
+          for i = 1, #ARGV, 20 do
+            local a = function(k) return ARGV[i + k] end
+            out[#out + 1] = jobFactLine(a(19), a(0), a(1), a(2), a(3), a(4), a(5), a(9), a(10), a(11), a(12), a(13), a(6), a(7), a(14), a(15),
+              a(16), a(17), a(18), a(8))
+          end
+          return out`,
+          args,
+        );
+        expect(lua).toEqual(facts.map(encodeJobFact));
+        expect(facts.map((t) => decodeTransition(encodeJobFact(t)))).toEqual(facts);
+      }),
+      RUNS,
+    );
   });
 
   it('know the job states, which are terminal and which wait, and the worker states', async () => {

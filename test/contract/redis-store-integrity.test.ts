@@ -69,9 +69,12 @@ async function snapshot(): Promise<Record<string, unknown>> {
   return data;
 }
 
+/** The settings the store under test runs its scripts with. */
+const SETTINGS = { eventLogLength: DEFAULT_EVENT_RETENTION.maxCount };
+
 /** Runs a script's function with raw arguments, as a buggy caller could, and returns Redis's error. */
 async function runRaw(script: { name: string }, args: readonly (string | number)[]): Promise<Error> {
-  const prologue = scriptPrologue(keys.scriptKeys(), { eventLogLength: DEFAULT_EVENT_RETENTION.maxCount });
+  const prologue = scriptPrologue(keys.scriptKeys(), SETTINGS);
   try {
     await client.call('fcall', [functionLibrary().functionOf(script.name), ...prologue, ...args]);
   } catch (error) {
@@ -97,7 +100,7 @@ describe('Redis scripts', () => {
       leaseToken: job.lease!.token,
       outcome: h.outcome(job, { type: 'Boom', message: '' }, T0),
     }));
-    const fail = failScript.encode({ workerId: worker.workerId, items, now: T0 });
+    const fail = failScript.encode({ workerId: worker.workerId, items, now: T0 }, SETTINGS);
     // The third item's retry time (after now, the worker id and the batch's count and stride), as NaN,
     // Infinity, an exponent, text or nothing: each refused.
     const retryAt = 4 + 2 * OUTCOME_FIELDS.length + OUTCOME_FIELDS.indexOf('nextRetryAt');
@@ -106,27 +109,33 @@ describe('Redis scripts', () => {
       const args = fail.with(retryAt, bad);
       expect((await runRaw(failScript, args)).message).toMatch(/^BADARG ARGV\[\d+\]/);
     }
-    const enqueue = enqueueScript.encode([h.job(), h.job({ priority: 5 }), h.job()]);
+    const enqueue = enqueueScript.encode([h.job(), h.job({ priority: 5 }), h.job()], SETTINGS);
     const priority = enqueue.indexOf(5);
     expect(priority).toBeGreaterThan(3 + 14);
     expect((await runRaw(enqueueScript, enqueue.with(priority, 'NaN'))).message).toMatch(/^BADARG/);
     expect((await runRaw(enqueueScript, enqueue.slice(0, -1))).message).toMatch(/^BADARG .* do not end at/);
-    const ack = ackScript.encode({
-      workerId: worker.workerId,
-      items: items.map(({ jobId, leaseToken }) => ({ jobId, leaseToken })),
-      now: T0,
-    });
+    const ack = ackScript.encode(
+      {
+        workerId: worker.workerId,
+        items: items.map(({ jobId, leaseToken }) => ({ jobId, leaseToken })),
+        now: T0,
+      },
+      SETTINGS,
+    );
     expect((await runRaw(ackScript, ack.with(3, 2))).message).toMatch(/^BADARG ARGV\[4\] is not the stride/);
     expect((await runRaw(ackScript, ack.with(0, 'Infinity'))).message).toMatch(/^BADARG ARGV\[1\]/);
-    const claim = claimScript.encode({
-      workerId: worker.workerId,
-      queues: ['default'],
-      max: 1,
-      now: T0,
-      leaseNonce: 'n',
-      confirmWithinMs: 1,
-      maxBytes: 1,
-    });
+    const claim = claimScript.encode(
+      {
+        workerId: worker.workerId,
+        queues: ['default'],
+        max: 1,
+        now: T0,
+        leaseNonce: 'n',
+        confirmWithinMs: 1,
+        maxBytes: 1,
+      },
+      SETTINGS,
+    );
     expect((await runRaw(claimScript, claim.with(5, '-1'))).message).toMatch(/^BADARG ARGV\[6\]/);
     const goodBeat = {
       workerId: worker.workerId,
@@ -137,14 +146,19 @@ describe('Redis scripts', () => {
       next: { state: 'running' as const },
     };
     // Two beats: the first would apply, the second is refused, so nothing of either is written.
-    const beats = recordBeatScript.encode([goodBeat, { ...goodBeat, sequence: 2 }]);
+    const beats = recordBeatScript.encode([goodBeat, { ...goodBeat, sequence: 2 }], SETTINGS);
     const secondNextState = 1 + (10 + jobs.length) + 5;
     expect(beats[secondNextState]).toBe('running');
     expect((await runRaw(recordBeatScript, beats.with(beats.length - 1, ''))).message).toMatch(/must not be empty/);
     expect((await runRaw(recordBeatScript, beats.with(secondNextState, 'asleep'))).message).toMatch(/is not allowed here/);
     expect((await runRaw(recordBeatScript, [...beats, 'extra'])).message).toMatch(/^BADARG 2 beats end at/);
     expect((await runRaw(recordBeatScript, beats.with(0, MAX_BEATS_PER_CALL + 1))).message).toMatch(/^BADARG ARGV\[1\]/);
-    expect(() => recordBeatScript.encode(Array.from({ length: MAX_BEATS_PER_CALL + 1 }, () => goodBeat))).toThrow(OjsError);
+    expect(() =>
+      recordBeatScript.encode(
+        Array.from({ length: MAX_BEATS_PER_CALL + 1 }, () => goodBeat),
+        SETTINGS,
+      ),
+    ).toThrow(OjsError);
     // The most the port allows is what the script takes (beats of unknown workers write nothing).
     const gone = Array.from({ length: MAX_BEATS_PER_CALL }, (_, i) => ({ ...goodBeat, workerId: `gone-${i}` }));
     expect(await h.store.recordBeats(gone)).toEqual(gone.map(() => ({ result: 'not_found' })));
@@ -330,7 +344,7 @@ describe('the Redis rate-limit event sampling', () => {
     expect((await h.claim(worker.workerId, ['q'], 10, T0)).jobs).toEqual([]);
     const before = await snapshot();
     expect(before[`${keys.rateLimitEvents}q`]).toEqual({ quiet: String(T0 + 1_000), held: 'concurrency' });
-    const clear = setQueueLimitsScript.encode({ queue: 'q', now: T0 });
+    const clear = setQueueLimitsScript.encode({ queue: 'q', now: T0 }, SETTINGS);
     expect((await runRaw(setQueueLimitsScript, clear.with(4, 'soon'))).message).toMatch(/^BADARG ARGV\[5\]/);
     expect(await snapshot()).toEqual(before);
     await store.setQueueLimits({ queue: 'q', now: T0 + 1 });

@@ -264,6 +264,49 @@ function readJobFields(line: string): JobTransition {
   return fact;
 }
 
+/**
+ * The line of a job fact, as lib/ojs.lua transition() builds it: scripts
+ * record lines built here where the server knows every field beforehand
+ * (a new job's), which spares Redis the concatenation. The inverse of
+ * readJobFields; test/contract/lua-facts.test.ts proves both builders agree.
+ */
+export function encodeJobFact(t: JobTransition): string {
+  const error = t.error === undefined ? '' : JSON.stringify(t.error);
+  const deadLetter = t.deadLetter === undefined ? '' : t.deadLetter ? '1' : '0';
+  return [
+    'j',
+    t.at,
+    t.jobId,
+    t.jobType,
+    t.queue,
+    t.from,
+    t.to,
+    t.attempt,
+    optional(t.workerId),
+    optional(t.priority),
+    optional(t.scheduledAt),
+    optional(t.nextRetryAt),
+    optional(t.maxAttempts),
+    optional(t.startedAt),
+    optional(t.enqueuedAt),
+    optional(t.createdAt),
+    error,
+    deadLetter,
+    free(t.reason),
+    free(t.actor),
+    free(t.traceparent),
+  ].join(FIELD_SEPARATOR);
+}
+
+function optional(value: string | number | undefined): string {
+  return value === undefined ? '' : String(value);
+}
+
+/** Free text as facts hold it, or '' for none. */
+function free(value: string | undefined): string {
+  return value === undefined ? '' : factText(value);
+}
+
 function readProgressFact(line: string): ProgressFact {
   const fields = new FactFields(line, 'progress fact', PROGRESS_FIELDS);
   const fact: ProgressFact = {

@@ -1,16 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
 import { functionLibrary, type FunctionLibrary } from './function-library';
-import { arg, type RedisScript, type ScriptArg } from './script';
-
-/**
- * What every script receives before its own arguments (lib/arguments.lua reads
- * them as ARGV[1]...): the settings of the deployment that scripts apply as
- * they write, such as how many facts the event log keeps.
- */
-export interface ScriptSettings {
-  /** The event log's length: the facts it keeps (0: no log). */
-  eventLogLength: number;
-}
+import { arg, type RedisScript, type ScriptArg, type ScriptSettings } from './script';
 
 /** What follows the function's name in every FCALL (and the script in an EVAL): the key count, KEYS, then the settings. */
 export function scriptPrologue(keys: readonly string[], settings: ScriptSettings): ScriptArg[] {
@@ -31,6 +21,7 @@ export function scriptPrologue(keys: readonly string[], settings: ScriptSettings
 export class ScriptRunner {
   /** What every call starts with after the function's name. */
   private readonly prologue: ScriptArg[];
+  private readonly settings: ScriptSettings;
   private readonly library = functionLibrary();
   /** The library's load under way, shared by the calls that found it missing meanwhile. */
   private loading: Promise<void> | undefined;
@@ -41,12 +32,13 @@ export class ScriptRunner {
     settings: ScriptSettings,
   ) {
     this.prologue = scriptPrologue(keys, settings);
+    this.settings = settings;
   }
 
   /** Runs `script` with `params`; Redis failures are thrown as they come (the store turns them into OjsErrors). */
   async run<P, R>(script: RedisScript<P, R>, params: P): Promise<R> {
     const head: ScriptArg[] = [this.library.functionOf(script.name)];
-    const command = head.concat(this.prologue, script.encode(params));
+    const command = head.concat(this.prologue, script.encode(params, this.settings));
     let reply: unknown;
     try {
       reply = await this.redis.call('fcall', command);

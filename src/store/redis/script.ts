@@ -4,6 +4,17 @@ import { OjsError } from '../../domain/errors';
 export type ScriptArg = string | number;
 
 /**
+ * What every script receives before its own arguments (lib/arguments.lua reads
+ * them as ARGV[1]...): the settings of the deployment that scripts apply as
+ * they write, such as how many facts the event log keeps. Encoders see them
+ * too, so that they leave out what a script would drop.
+ */
+export interface ScriptSettings {
+  /** The event log's length: the facts it keeps (0: no log). */
+  eventLogLength: number;
+}
+
+/**
  * A Lua script of lua/, declared once: its file name, how typed params
  * become its ARGV, and how its reply becomes a typed result. The store calls
  * scripts only through these declarations, so argument positions are known
@@ -26,7 +37,7 @@ export interface RedisScript<P, R> {
    */
   readonly isReadOnly?: true;
   /** ARGV, in the order the script's header lists. */
-  encode(params: P): ScriptArg[];
+  encode(params: P, settings: ScriptSettings): ScriptArg[];
   /** The result (or the OjsError a refusal stands for) of the script's reply. */
   decode(reply: unknown, params: P): R;
 }

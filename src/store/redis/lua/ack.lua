@@ -25,25 +25,61 @@ for i = first, first + (n - 1) * STRIDE, STRIDE do
   items[#items + 1] = { id = argId(i), token = argId(i + 1), result = argText(i + 2) }
 end
 
+-- The batch's index changes, one command per index at the end (see claim.lua: each job meets each once).
+local ids, leftActive, completedAll, completedOf, doneIn = {}, {}, {}, {}, {}
+local nowText = text(now)
+local listedAt = listingKey(now, '')
 local results = {}
 for _, item in ipairs(items) do
-  local job = redis.call('HMGET', K.job .. item.id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
-    'createdAt', 'tp', 'wf', 'uk', 'us')
+  local id = item.id
+  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
+    'tp', 'wf', 'uk', 'us')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
     results[#results + 1] = { problem, job[1] or '' }
   else
-    local fields = item.result ~= '' and { 'result', item.result } or {}
+    local queue, attempt, startedAt = job[4], job[6], job[8]
+    -- The change enter() makes from active to completed, for a batch: state and time, listings, counts.
     -- ojs-progress 8.1: a completed job that reported progress is at 1.0.
-    if job[7] and job[7] == job[6] then
-      fields[#fields + 1] = 'progress'
-      fields[#fields + 1] = 1
+    local hasProgress = job[7] and job[7] == attempt
+    if item.result ~= '' and hasProgress then
+      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'result', item.result, 'progress', '1')
+    elseif item.result ~= '' then
+      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'result', item.result)
+    elseif hasProgress then
+      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'progress', '1')
+    else
+      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText)
     end
-    releaseLease(item.id, workerId)
-    enter(item.id, { queue = job[4], createdAt = job[9], startedAt = job[8], uk = job[12] or false, us = job[13] }, 'active', 'completed', now, fields)
-    local known = { type = job[5], queue = job[4], attempt = job[6], startedAt = job[8], tp = job[10], wf = job[11] }
-    results[#results + 1] = { 'ok', 'completed', transition(item.id, known, 'active', 'completed', now, { workerId = workerId }) }
+    ids[#ids + 1] = id
+    leftActive[#leftActive + 1] = listingKey(startedAt, id)
+    local n = #completedAll
+    completedAll[n + 1], completedAll[n + 2] = '0', listedAt .. id
+    local ofQueue = completedOf[queue]
+    if not ofQueue then
+      ofQueue = {}
+      completedOf[queue] = ofQueue
+    end
+    n = #ofQueue
+    ofQueue[n + 1], ofQueue[n + 2] = '0', listedAt .. id
+    doneIn[queue] = (doneIn[queue] or 0) + 1
+    if job[11] then releaseUnique(id, 'completed', { uk = job[11], us = job[12] }) end
+    local fact = jobFactLine(nowText, id, job[5], queue, 'active', 'completed', attempt, workerId, nil, nil, nil, nil, startedAt, nil, nil, nil,
+      nil, nil, nil, job[9])
+    record(fact)
+    stat(queue, now, 'completed')
+    if job[10] then workflowSettled(id, { type = job[5], queue = queue, attempt = attempt, startedAt = startedAt, tp = job[9], wf = job[10] }, 'completed', now) end
+    results[#results + 1] = { 'ok', 'completed', fact }
   end
 end
+-- The leases released (lib releaseLease, for the batch).
+callChunked('ZREM', K.leases, ids)
+callChunked('ZREM', K.timeouts, ids)
+callChunked('SREM', K.held .. workerId, ids)
+if #ids > 0 then freed[workerId] = (freed[workerId] or 0) + #ids end
+callChunked('ZREM', K.listing .. 'active', leftActive)
+callChunked('ZADD', K.listing .. 'completed', completedAll)
+for queue, members in pairs(completedOf) do callChunked('ZADD', K.listing .. 'completed:' .. queue, members) end
+for queue, n in pairs(doneIn) do count(queue, 'active', 'completed', n) end
 finish()
 return results

@@ -14,9 +14,8 @@
         Byte budget: a job is claimed only if the stored size of the jobs
         claimed so far (body, errors, error, checkpoint, parent results) plus its own stays
         within `max bytes`; the first job is claimed whatever its size. The
-        first job that does not fit ends the claim: it, and the entries popped
-        with it, go back to their ready queue with their original scores, so
-        they keep their place in line.
+        first job that does not fit ends the claim: it, and the jobs after it,
+        stay in their ready queue, in their place in line.
         Each claimed job enters the active listing (by its start) and, when
         the log is on, records its fact (available -> active, with the
         worker and its enqueue time).
@@ -52,7 +51,8 @@
            the time the claim started its jobs at, the queues whose ready
            queue this claim found empty (a later claim finds nothing there
            until a job is made available, which signals)}.
-  Bounded: at most `max` jobs, and entries popped beyond them go back.
+  Bounded: at most `max` jobs; a ready queue's entries are read `max` at a
+  time, and only those the claim went through leave it.
   Atomic: one script; every argument is checked before the first write.
 ]]
 local now = argNow(1)
@@ -171,24 +171,31 @@ local claimed = {}
 local bytes = 0
 local isFull = false
 
+--[[
+  The index entries of the claimed jobs, written at the end, one command
+  per index: each claimed job enters each index once (no pending change of
+  another kind can meet it), so they skip lib flush()'s per-member map.
+]]
+local leases, timeouts, heldIds, activeListing, leftExpiries = {}, {}, {}, {}, {}
+local listedAt = listingKey(now, '')
+
 -- Claims the available job `id` whose fields `f` were just read.
 local function take(id, f, queue, deadline)
-  local attempt = tonumber(f[4] or 0) + 1
-  local lease = { vis = f[5], stall = f[6], tmo = f[7], grace = f[8], totalAt = f[9], startedAt = now }
-  local leaseExpiresAt = leaseExpiry(lease, now, confirmWithin)
+  local attempt = text((tonumber(f[4]) or 0) + 1)
+  local expiresAt = text(leaseExpiry(f[5], f[6], f[7], f[8], f[9], now, now, confirmWithin))
   redis.call('HSET', K.job .. id, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
-    'leaseToken', leaseToken(nonce, attempt), 'leaseExpiresAt', leaseExpiresAt, 'leaseConfirmed', '0', 'leaseRenewedAt', startedAt)
-  count(queue, 'available', 'active')
-  relist(id, queue, 'active', now, true)
+    'leaseToken', leaseToken(nonce, attempt), 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '0', 'leaseRenewedAt', startedAt)
+  local n = #leases
+  leases[n + 1], leases[n + 2] = expiresAt, id
+  timeouts[n + 1], timeouts[n + 2] = text(softTimeoutAt(now, f[7], f[9])), id
+  activeListing[n + 1], activeListing[n + 2] = '0', listedAt .. id
+  heldIds[#heldIds + 1] = id
+  if deadline then leftExpiries[#leftExpiries + 1] = id end
   if isLogging() then
-    local known = { type = f[15], queue = queue, attempt = attempt, startedAt = startedAt, enqueuedAt = f[11], tp = f[16] }
-    transition(id, known, 'available', 'active', now, { workerId = workerId })
+    record(jobFactLine(startedAt, id, f[15], queue, 'available', 'active', attempt, workerId, nil, nil, nil, nil, startedAt, f[11], nil, nil,
+      nil, nil, nil, f[16]))
   end
-  if deadline then zrem(K.expiries, id) end
-  zadd(K.leases, leaseExpiresAt, id)
-  zadd(K.timeouts, softTimeoutAt(now, f[7], f[9]), id)
-  sadd(held, id)
-  claimed[#claimed + 1] = { id, attempt, int(leaseExpiresAt), f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '', f[18] or '' }
+  claimed[#claimed + 1] = { id, attempt, expiresAt, f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '', f[18] or '' }
   -- The first of a workflow's jobs to start makes it running.
   if f[17] then Workflow.started(f[17], now) end
 end
@@ -199,38 +206,42 @@ for q, queue in ipairs(queues) do
   local ready = K.ready .. queue
   local slots, hasRate = allowance(queue, limitTexts[q])
   local isReleaseChecked = not limitTexts[q]
+  -- The queue's first jobs are read, then those the claim went through (taken, or no longer
+  -- available) leave it at once: ZPOPMIN would format every score, and put back what it popped beyond.
   while #claimed < limit and not isFull and slots > 0 do
-    local popped = redis.call('ZPOPMIN', ready, math.min(limit - #claimed, slots))
-    if #popped == 0 then
+    local wanted = math.min(limit - #claimed, slots)
+    local ids = redis.call('ZRANGE', ready, 0, wanted - 1)
+    if #ids == 0 then
       drained[#drained + 1] = queue
       break
     end
-    for p = 1, #popped, 2 do
-      local id, score = popped[p], popped[p + 1]
-      if isFull then
-        zadd(ready, score, id)
-      else
-        local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
-          'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp', 'wf', 'parentResults')
-        local deadline = waitingDeadline(f[2], f[3], f[4])
-        if f[1] == 'available' and not (deadline and deadline <= now) then
-          local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '') + #(f[18] or '')
-          if #claimed > 0 and bytes + size > maxBytes then
-            isFull = true
-            zadd(ready, score, id)
-          else
-            bytes = bytes + size
-            if not isReleaseChecked then
-              isReleaseChecked = true
-              releaseHold(queue, limitTexts[q], id)
-            end
-            take(id, f, queue, deadline)
-            takenFrom[queue] = (takenFrom[queue] or 0) + 1
-            slots = slots - 1
-            if hasRate then redis.call('ZADD', K.starts .. queue, now, id .. ':' .. claimed[#claimed][2]) end
-          end
+    local passed = 0
+    for _, id in ipairs(ids) do
+      local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
+        'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp', 'wf', 'parentResults')
+      local deadline = waitingDeadline(f[2], f[3], f[4])
+      if f[1] == 'available' and not (deadline and deadline <= now) then
+        local size = #f[10] + #(f[12] or '') + #(f[13] or '') + #(f[14] or '') + #(f[18] or '')
+        if #claimed > 0 and bytes + size > maxBytes then
+          isFull = true
+          break
         end
+        bytes = bytes + size
+        if not isReleaseChecked then
+          isReleaseChecked = true
+          releaseHold(queue, limitTexts[q], id)
+        end
+        take(id, f, queue, deadline)
+        takenFrom[queue] = (takenFrom[queue] or 0) + 1
+        slots = slots - 1
+        if hasRate then redis.call('ZADD', K.starts .. queue, text(now), id .. ':' .. claimed[#claimed][2]) end
       end
+      passed = passed + 1
+    end
+    if passed > 0 then redis.call('ZREMRANGEBYRANK', ready, 0, passed - 1) end
+    if #ids < wanted and not isFull then
+      drained[#drained + 1] = queue
+      break
     end
   end
   if isFull then break end
@@ -246,5 +257,11 @@ for q, queue in ipairs(queues) do
     if #claimed < limit then holdBack(queue, limitTexts[q]) end
   end
 end
+for queue, n in pairs(takenFrom) do count(queue, 'available', 'active', n) end
+callChunked('ZADD', K.leases, leases)
+callChunked('ZADD', K.timeouts, timeouts)
+callChunked('ZADD', K.listing .. 'active', activeListing)
+callChunked('SADD', held, heldIds)
+callChunked('ZREM', K.expiries, leftExpiries)
 finish()
 return { 'ok', 1, free - #claimed, claimed, isFull and 1 or 0, heldBack, startedAt, drained }

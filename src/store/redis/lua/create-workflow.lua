@@ -10,8 +10,8 @@
         workflow.created is recorded, then the jobs' enqueueing.
   ARGV: 1 now, 2 workflow id, 3 plan value count (fields and values), then
         the plan hash's fields and values, then the run value count and the
-        run hash's fields and values, then the job count, the stride (lib
-        NEW_JOB_STRIDE) and the jobs' fields (lib argNewJobs).
+        run hash's fields and values, then the job count and each job's head
+        and hash (lib/new-jobs.lua).
   Returns: {'ok'} | {'duplicate', job id} | {'duplicate_workflow', workflow id}.
   Atomic: one script; every argument is checked before the first write.
 ]]
@@ -27,8 +27,7 @@ local function argHash(at)
 end
 local plan, runAt = argHash(3)
 local run, jobsAt = argHash(runAt)
-local n, first = argBatch(jobsAt, NEW_JOB_STRIDE)
-local jobs, taken = argNewJobs(n, first)
+local jobs, taken = argNewJobs(jobsAt)
 if not jobs then return { 'duplicate', taken } end
 if redis.call('EXISTS', K.workflow .. id, K.workflowPlan .. id) > 0 then return { 'duplicate_workflow', id } end
 

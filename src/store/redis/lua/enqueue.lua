@@ -13,16 +13,14 @@
         replace the existing job is cancelled first (reason "replaced") if
         it has not finished. Jobs are decided in batch order, an earlier job
         of the batch holding its key for the later ones (lib/new-jobs.lua).
-  ARGV: 1 now, 2 job count, 3 stride (NEW_JOB_STRIDE), then per job its
-        fields (lib/new-jobs.lua).
+  ARGV: 1 now, 2 job count, then each job's head and hash (lib/new-jobs.lua).
   Returns: {'ok', per job {'stored'} | {'existing', job hash} | {'replaced', transition}}
          | {'duplicate', id} | {'unique', job index, holder id, holder state, key}.
   Atomic: the script runs alone, and every key shares the prefix's hash slot;
   every argument is checked, and every duplicate found, before the first write.
 ]]
 local now = argNow(1)
-local n, first = argBatch(2, NEW_JOB_STRIDE)
-local jobs, taken = argNewJobs(n, first)
+local jobs, taken = argNewJobs(2)
 if not jobs then return { 'duplicate', taken } end
 local refusal = decideUnique(jobs, now)
 if refusal then return refusal end

@@ -13,8 +13,8 @@
         none), 6 the tick that fires ('' for none), 7 the first missed tick,
         8 how many, 9 the last counted, 10 whether more passed (0/1) (all ''
         without missed ticks), 11 the tick whose template makes no job
-        (''), 12 job count (1 with a tick, else 0), 13 stride
-        (NEW_JOB_STRIDE), then the job's fields.
+        (''), 12 job count (1 with a tick, else 0), then the job's head and
+        hash (lib/new-jobs.lua).
   Returns: {'stale'} (changed nothing) | {'ok', schedule hash, {outcome}}
          | {'duplicate', id} | {'unique', 0, holder id, holder state, key}.
   Atomic: every argument is checked, and the schedule compared, before the
@@ -35,10 +35,9 @@ if (missedFirst ~= nil) ~= (missedCount ~= nil) or (missedFirst ~= nil) ~= (miss
 end
 if missedAtLeast and missedAtLeast ~= '0' and missedAtLeast ~= '1' then refuse(10, 'is not 0 or 1') end
 local invalidTick = argOptionalTime(11)
-local n, first = argBatch(12, NEW_JOB_STRIDE)
-if (n == 1) ~= (tick ~= nil) then refuse(12, 'must be 1 with a tick and 0 without') end
+if (argCountOf(12) == 1) ~= (tick ~= nil) then refuse(12, 'must be 1 with a tick and 0 without') end
 if invalidTick and tick then refuse(11, 'a tick either fires a job or has an invalid template') end
-local jobs, taken = argNewJobs(n, first)
+local jobs, taken = argNewJobs(12)
 local key = K.schedule .. name
 local seen = redis.call('HMGET', key, 'revision', 'nextRunAt', 'paused')
 if seen[1] ~= text(revision) or seen[2] ~= text(expected) or seen[3] ~= '0' then return { 'stale' } end
@@ -58,7 +57,8 @@ if job and job.existing then
 elseif job then
   redis.call('HSET', key, 'lastRunAt', tick)
   local runs = redis.call('HINCRBY', key, 'runCount', 1)
-  scheduleFact(name, now, tick, { job = job.id, type = job.type, queue = job.queue, runCount = runs })
+  -- The tick's job is new: its hash holds what the template made of it.
+  scheduleFact(name, now, tick, { job = job.id, type = redis.call('HGET', K.job .. job.id, 'type'), queue = job.queue, runCount = runs })
 end
 finish()
 return { 'ok', scheduleHash(name), outcomes }

@@ -2,10 +2,10 @@ import { OjsError } from '../../../domain/errors';
 import type { NewWorkflow } from '../../../domain/workflow-creation';
 import { factText } from '../fact-codec';
 import { readStatus, readString } from '../reply';
-import { appendBatch, arg, declareScript, type ScriptArg } from '../script';
+import { arg, declareScript, type ScriptArg } from '../script';
 import { refusalError } from '../script-errors';
 import { encodeWorkflowPlan, encodeWorkflowRun } from '../workflow-codec';
-import { NEW_JOB_FIELDS, newJobFields } from './new-jobs';
+import { appendNewJobs } from './new-jobs';
 
 /**
  * Stores a workflow and its jobs, all or none (lua/create-workflow.lua).
@@ -15,7 +15,7 @@ import { NEW_JOB_FIELDS, newJobFields } from './new-jobs';
  */
 export const createWorkflowScript = declareScript({
   name: 'create-workflow',
-  encode: ({ plan, run, jobs }: NewWorkflow) => {
+  encode: ({ plan, run, jobs }: NewWorkflow, settings) => {
     const traceparent = jobs.map((job) => job.meta['traceparent']).find((value) => typeof value === 'string');
     const planFields = [
       ...encodeWorkflowPlan(
@@ -28,11 +28,12 @@ export const createWorkflowScript = declareScript({
       typeof traceparent === 'string' ? factText(traceparent) : '',
     ];
     const runFields = encodeWorkflowRun(run);
-    const args: ScriptArg[] = [arg.int(run.progress.createdAt, 'now'), arg.id(plan.id, 'workflow id'), planFields.length];
+    const now = run.progress.createdAt;
+    const args: ScriptArg[] = [arg.int(now, 'now'), arg.id(plan.id, 'workflow id'), planFields.length];
     for (const value of planFields) args.push(value);
     args.push(runFields.length);
     for (const value of runFields) args.push(value);
-    return appendBatch(args, NEW_JOB_FIELDS, jobs, newJobFields);
+    return appendNewJobs(args, jobs, now, settings);
   },
   decode(reply, { plan }): void {
     const { status, rest } = readStatus(reply, 'create workflow');

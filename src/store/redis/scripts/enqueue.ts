@@ -2,14 +2,17 @@ import type { Job } from '../../../domain/job';
 import { uniqueConflict } from '../../../domain/errors';
 import type { EnqueueOutcome } from '../../job-store';
 import { readArray, readInteger, readStatus, readString } from '../reply';
-import { appendBatch, arg, declareScript } from '../script';
+import { arg, declareScript } from '../script';
 import { refusalError } from '../script-errors';
-import { NEW_JOB_FIELDS, newJobFields, readNewJobOutcome } from './new-jobs';
+import { appendNewJobs, readNewJobOutcome } from './new-jobs';
 
 /** Stores new jobs, all or none (lua/enqueue.lua). A batch is built at one instant, its creation time. */
 export const enqueueScript = declareScript({
   name: 'enqueue',
-  encode: (jobs: readonly Job[]) => appendBatch([arg.int(jobs[0]?.createdAt ?? 0, 'now')], NEW_JOB_FIELDS, jobs, newJobFields),
+  encode: (jobs: readonly Job[], settings) => {
+    const now = jobs[0]?.createdAt ?? 0;
+    return appendNewJobs([arg.int(now, 'now')], jobs, now, settings);
+  },
   decode(reply, jobs): EnqueueOutcome[] {
     const { status, rest } = readStatus(reply, 'enqueue');
     if (status === 'unique') {

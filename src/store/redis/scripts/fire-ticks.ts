@@ -2,15 +2,15 @@ import { uniqueConflict } from '../../../domain/errors';
 import type { FireTicksOutcome, FireTicksParams } from '../../job-store';
 import { readArray, readStatus, readString } from '../reply';
 import { readSchedule } from '../schedule-codec';
-import { appendBatch, arg, declareScript } from '../script';
+import { arg, declareScript } from '../script';
 import { refusalError } from '../script-errors';
-import { NEW_JOB_FIELDS, newJobFields, readNewJobOutcome } from './new-jobs';
+import { appendNewJobs, readNewJobOutcome } from './new-jobs';
 
 /** Applies a tick plan to a schedule still as it was read (lua/fire-ticks.lua). */
 export const fireTicksScript = declareScript({
   name: 'fire-ticks',
-  encode: (params: FireTicksParams) =>
-    appendBatch(
+  encode: (params: FireTicksParams, settings) =>
+    appendNewJobs(
       [
         arg.int(params.now, 'now'),
         arg.id(params.name, 'schedule name'),
@@ -24,9 +24,9 @@ export const fireTicksScript = declareScript({
         params.missed === undefined ? '' : arg.flag(params.missed.isCountAtLeast),
         arg.optionalInt(params.invalidTick, 'invalid tick'),
       ],
-      NEW_JOB_FIELDS,
       params.tick === undefined ? [] : [params.tick.job],
-      newJobFields,
+      params.now,
+      settings,
     ),
   decode(reply, params): FireTicksOutcome {
     const { status, rest } = readStatus(reply, 'fire ticks');

@@ -1,85 +1,98 @@
-import { decodeTransition, factText } from '../fact-codec';
+import { decodeTransition, encodeJobFact, factText } from '../fact-codec';
 import type { Job } from '../../../domain/job';
 import { scheduleNameProblem } from '../../../domain/schedule';
 import { CRON_NAME_META } from '../../../domain/schedule-tick';
+import { transitionOf } from '../../../domain/transition';
 import { deadlineFields, encodeBody } from '../job-codec';
 import { uniqueUntil } from '../../../domain/unique-policy';
 import type { EnqueueOutcome } from '../../job-store';
 import { readArray, unexpectedReply } from '../reply';
 import { readJob } from './replies';
-import { arg, type ScriptArg } from '../script';
-
-/** The fields of a new job, in the order lua/lib/new-jobs.lua reads them. */
-export const NEW_JOB_FIELDS = [
-  'id',
-  'queue',
-  'state',
-  'priority',
-  'discardAt',
-  'ttlAt',
-  'scheduledAt',
-  'type',
-  'vis',
-  'tmo',
-  'grace',
-  'stall',
-  'totalAt',
-  'createdAt',
-  'traceparent',
-  'body',
-  'uniqueKey',
-  'uniqueStates',
-  'uniqueUntil',
-  'uniquePeriod',
-  'uniqueConflict',
-  'cron',
-  'workflow',
-] as const;
+import { arg, type ScriptArg, type ScriptSettings } from '../script';
 
 /**
- * The scalar fields scripts work on, then the body JSON, so the body is
- * encoded once and a script neither splits strings nor decodes JSON.
+ * Appends a batch of new jobs as lua/lib/new-jobs.lua reads it: the job
+ * count, then per job its head (what the script works with) and its hash
+ * (the fields job-codec.ts reads, whole: the script stores it without
+ * reading it). `now` is the script's: the jobs made available are enqueued
+ * then, and their facts are recorded then.
  */
-export function newJobFields(job: Job): Record<(typeof NEW_JOB_FIELDS)[number], ScriptArg> {
+export function appendNewJobs(args: ScriptArg[], jobs: readonly Job[], now: number, settings: ScriptSettings): ScriptArg[] {
+  args.push(jobs.length);
+  for (const job of jobs) appendNewJob(args, job, now, settings);
+  return args;
+}
+
+function appendNewJob(args: ScriptArg[], job: Job, now: number, settings: ScriptSettings): void {
   const { discardAt, ttlAt, totalAt } = deadlineFields(job);
+  const unique = uniqueHead(job);
+  args.push(
+    arg.id(job.id, 'job id'),
+    arg.id(job.queue, 'job queue'),
+    arg.id(job.state, 'job state'),
+    arg.int(job.priority, 'job priority'),
+    arg.int(job.createdAt, 'job createdAt'),
+    // The deadline of a job that never ran (domain waitingDeadline): its enqueue TTL counts.
+    arg.optionalInt(discardAt === undefined ? ttlAt : Math.min(discardAt, ttlAt ?? discardAt), 'job waiting deadline'),
+    arg.optionalInt(job.state === 'scheduled' ? job.scheduledAt : undefined, 'job scheduledAt'),
+    settings.eventLogLength > 0 ? encodeJobFact(transitionOf(job, 'none', now)) : '',
+    unique.key,
+    unique.states,
+    unique.until,
+    unique.period,
+    unique.conflict,
+  );
+  const countAt = args.length;
+  args.push(0);
+  const field = (name: string, value: ScriptArg): void => {
+    args.push(name, value);
+  };
+  const optional = (name: string, value: ScriptArg | undefined): void => {
+    if (value !== undefined && value !== '') args.push(name, value);
+  };
+  field('body', encodeBody(job));
+  field('type', arg.id(job.type, 'job type'));
+  field('queue', job.queue);
+  field('priority', job.priority);
+  field('createdAt', job.createdAt);
+  field('vis', arg.int(job.visibilityTimeoutMs, 'job visibilityTimeoutMs'));
+  field('tmo', arg.int(job.timeoutMs, 'job timeoutMs'));
+  field('grace', arg.int(job.gracePeriodMs, 'job gracePeriodMs'));
+  field('stall', arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'));
+  field('state', job.state);
+  if (job.state === 'available') field('enqueuedAt', arg.int(now, 'now'));
+  optional('discardAt', arg.optionalInt(discardAt, 'job discardAt'));
+  optional('ttlAt', arg.optionalInt(ttlAt, 'job ttlAt'));
+  optional('scheduledAt', arg.optionalInt(job.scheduledAt, 'job scheduledAt'));
+  optional('totalAt', arg.optionalInt(totalAt, 'job totalAt'));
   // Copied out of the body so that scripts record it in the job's facts without reading JSON.
   const traceparent = job.meta['traceparent'];
+  if (typeof traceparent === 'string') optional('tp', factText(traceparent));
+  if (job.unique !== undefined) {
+    field('uk', unique.key);
+    field('us', unique.states);
+    optional('uu', unique.until);
+  }
   // Copied for the same reason, so that a listing can select a schedule's jobs (JobFilter.schedule).
   const cronName = job.meta[CRON_NAME_META];
-  return {
-    id: arg.id(job.id, 'job id'),
-    queue: arg.id(job.queue, 'job queue'),
-    state: arg.id(job.state, 'job state'),
-    priority: arg.int(job.priority, 'job priority'),
-    discardAt: arg.optionalInt(discardAt, 'job discardAt'),
-    ttlAt: arg.optionalInt(ttlAt, 'job ttlAt'),
-    scheduledAt: arg.optionalInt(job.scheduledAt, 'job scheduledAt'),
-    type: arg.id(job.type, 'job type'),
-    vis: arg.int(job.visibilityTimeoutMs, 'job visibilityTimeoutMs'),
-    tmo: arg.int(job.timeoutMs, 'job timeoutMs'),
-    grace: arg.int(job.gracePeriodMs, 'job gracePeriodMs'),
-    stall: arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'),
-    totalAt: arg.optionalInt(totalAt, 'job totalAt'),
-    createdAt: arg.int(job.createdAt, 'job createdAt'),
-    traceparent: typeof traceparent === 'string' ? factText(traceparent) : '',
-    body: encodeBody(job),
-    ...uniqueFields(job),
-    cron: typeof cronName === 'string' && scheduleNameProblem(cronName) === undefined ? cronName : '',
-    // Copied for the scripts that advance the job's workflow when it finishes, and for listings (JobFilter.workflow).
-    workflow: job.workflow === undefined ? '' : `${arg.id(job.workflow.id, 'workflow id')}|${arg.int(job.workflow.node, 'workflow node')}`,
-  };
+  if (typeof cronName === 'string' && scheduleNameProblem(cronName) === undefined) field('cron', cronName);
+  // Copied for the scripts that advance the job's workflow when it finishes, and for listings (JobFilter.workflow).
+  if (job.workflow !== undefined) {
+    field('wf', `${arg.id(job.workflow.id, 'workflow id')}|${arg.int(job.workflow.node, 'workflow node')}`);
+  }
+  args[countAt] = args.length - countAt - 1;
 }
 
 /** A job's uniqueness key and what scripts need of its policy (lua/lib/new-jobs.lua); '' for a job without one. */
-function uniqueFields(job: Job): Record<'uniqueKey' | 'uniqueStates' | 'uniqueUntil' | 'uniquePeriod' | 'uniqueConflict', ScriptArg> {
-  if (job.unique === undefined) return { uniqueKey: '', uniqueStates: '', uniqueUntil: '', uniquePeriod: '', uniqueConflict: '' };
+function uniqueHead(job: Job): Record<'key' | 'states' | 'until' | 'period' | 'conflict', ScriptArg> {
+  if (job.unique === undefined) return { key: '', states: '', until: '', period: '', conflict: '' };
   const { key, policy } = job.unique;
   return {
-    uniqueKey: arg.id(key, 'unique key'),
-    uniqueStates: `,${policy.states.join(',')},`,
-    uniqueUntil: arg.optionalInt(uniqueUntil(job), 'unique until'),
-    uniquePeriod: arg.optionalInt(policy.periodMs, 'unique period'),
-    uniqueConflict: arg.id(policy.onConflict, 'unique onConflict'),
+    key: arg.id(key, 'unique key'),
+    states: `,${policy.states.join(',')},`,
+    until: arg.optionalInt(uniqueUntil(job), 'unique until'),
+    period: arg.optionalInt(policy.periodMs, 'unique period'),
+    conflict: arg.id(policy.onConflict, 'unique onConflict'),
   };
 }
 

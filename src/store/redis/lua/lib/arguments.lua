@@ -24,9 +24,11 @@
 ]]
 
 -- Integer as a string without exponent or rounding, for values returned to the
--- caller or recorded (tostring keeps 14 digits only).
+-- caller or recorded (tostring keeps 14 digits only). '%d' formats as a C
+-- long: exact for every integer a script handles (below 2^53), and several
+-- times cheaper than a floating-point format such as '%.0f' or tostring's.
 local function int(n)
-  return string.format('%.0f', n)
+  return string.format('%d', n)
 end
 
 -- Instants and durations stay below this: a timestamp the domain accepts

@@ -1,45 +1,69 @@
 --[[
-  Storing new jobs (enqueue.lua, and fire-ticks.lua for a tick's job):
-  reading them from ARGV, deciding their unique policies, storing them.
-  Each job takes NEW_JOB_STRIDE arguments (scripts/new-jobs.ts
-  NEW_JOB_FIELDS), '' for none: id, queue, state, priority, discardAt,
-  ttlAt, scheduledAt, type, vis, tmo, grace, stall, totalAt, created at,
-  traceparent (meta.traceparent, copied so that scripts never read the
-  body), body JSON, uniqueness key, its policy's states
-  (",available,active,"), until (created at + period), the policy's
-  period, on conflict (reject, ignore, replace), the schedule that made it
-  (meta.cron_name, copied for listings), its workflow link ("<workflow
-  id>|<node>", Job.workflow: lib/workflows.lua). Separate values rather
-  than one string to split: the script does no parsing.
+  Storing new jobs (enqueue.lua, fire-ticks.lua for a tick's job,
+  create-workflow.lua for a workflow's jobs): reading them from ARGV,
+  deciding their unique policies, storing them.
+
+  A batch is its job count, then each job: NEW_JOB_HEAD arguments (what the
+  script itself works with; '' for none), then the count of its hash's
+  arguments, then those fields and values (scripts/new-jobs.ts
+  newJobArgs). The head: id, queue, state, priority, created at (what a
+  scheduled or pending job is listed by), waiting deadline (domain
+  waitingDeadline of a job that never ran: the expiries index), scheduled
+  at (the due index), the job's fact (its line as lib transition() would
+  build it: none -> its state; recorded when the log is on), uniqueness
+  key, its policy's states (",available,active,"), until (created at +
+  period), the policy's period, on conflict (reject, ignore, replace).
+
+  The hash arrives whole, in the fields job-codec.ts reads, its state and
+  enqueue time among them: the script stores it as it comes, without
+  reading a field of it, so a job costs one HSET and no Lua per field.
+  What it works with itself (the head) it checks, as every script checks
+  its arguments; the hash's values are written by the same TypeScript
+  encoder, which refuses any value the domain would not have produced.
 ]]
-local NEW_JOB_STRIDE = 23
+local NEW_JOB_HEAD = 13
+-- States a new job may start in: waiting, and never for a retry.
+local NEW_JOB_STATES = { scheduled = true, available = true, pending = true }
+-- Most hash arguments of one new job: far beyond the fields a job has.
+local MAX_NEW_JOB_HASH_ARGS = 64
 
 --[[
-  Reads and checks `n` new jobs whose fields start at argument `first`.
-  Returns the jobs, or nil and the first id that is taken or repeated.
+  Reads and checks the batch whose job count is the argument at `at`,
+  which must end the script's arguments. Returns the jobs, or nil and the
+  first id, in batch order, that is taken or repeated.
 ]]
-local function argNewJobs(n, first)
-  local jobs = {}
-  local seen = {}
-  for j = 0, n - 1 do
-    local i = first + j * NEW_JOB_STRIDE
+local function argNewJobs(at)
+  local n = argCountOf(at)
+  local jobs, seen = {}, {}
+  local repeated
+  local i = at + 1
+  for j = 1, n do
     local job = {
-      id = argId(i), queue = argId(i + 1), state = argMember(i + 2, WAITING), priority = argInt(i + 3, PRIORITY_MIN, PRIORITY_MAX),
-      discardAt = argOptionalTime(i + 4), ttlAt = argOptionalTime(i + 5), scheduledAt = argOptionalTime(i + 6), type = argId(i + 7),
-      vis = argTime(i + 8), tmo = argTime(i + 9), grace = argTime(i + 10), stall = argTime(i + 11), totalAt = argOptionalTime(i + 12),
-      createdAt = argNow(i + 13), tp = argOptional(i + 14), body = argId(i + 15),
-      uk = argOptional(i + 16), us = argOptional(i + 17), uu = argOptionalTime(i + 18), up = argOptionalTime(i + 19),
-      uc = argOptional(i + 20), cron = argOptional(i + 21), wf = argOptional(i + 22),
+      id = argId(i), queue = argId(i + 1), state = argMember(i + 2, NEW_JOB_STATES), priority = argInt(i + 3, PRIORITY_MIN, PRIORITY_MAX),
+      createdAt = argNow(i + 4), deadline = argOptionalTime(i + 5), scheduledAt = argOptionalTime(i + 6), fact = argText(i + 7),
+      uk = argOptional(i + 8), us = argOptional(i + 9), uu = argOptionalTime(i + 10), up = argOptionalTime(i + 11), uc = argOptional(i + 12),
     }
     if job.uk and not (job.us and (job.uc == 'reject' or job.uc == 'ignore' or job.uc == 'replace')) then
-      refuse(i + 20, 'a uniqueness key needs its states and one of reject, ignore, replace')
+      refuse(i + 12, 'a uniqueness key needs its states and one of reject, ignore, replace')
     end
-    -- A new job has never run, so it cannot be waiting for a retry.
-    if job.state == 'retryable' then refuse(i + 2, 'is not a state a new job starts in') end
     if job.state == 'scheduled' and not job.scheduledAt then refuse(i + 6, 'is required for a scheduled job') end
-    if seen[job.id] or redis.call('EXISTS', K.job .. job.id) == 1 then return nil, job.id end
+    local count = argInt(i + NEW_JOB_HEAD, 2, MAX_NEW_JOB_HASH_ARGS)
+    if count % 2 ~= 0 then refuse(i + NEW_JOB_HEAD, 'is not a count of field, value pairs') end
+    job.hashFrom = SETTINGS + i + NEW_JOB_HEAD + 1
+    job.hashTo = job.hashFrom + count - 1
+    if seen[job.id] and not repeated then repeated = j end
     seen[job.id] = true
-    jobs[#jobs + 1] = job
+    jobs[j] = job
+    i = i + NEW_JOB_HEAD + 1 + count
+  end
+  if i ~= ownArgCount() + 1 then error({ err = 'BADARG ' .. n .. ' new jobs from ARGV[' .. (at + 1) .. '] do not end at ARGV[' .. ownArgCount() .. ']' }) end
+  -- One EXISTS for the batch; the first job taken is looked for only when one is.
+  local keys = {}
+  for j = 1, n do keys[j] = K.job .. jobs[j].id end
+  local taken = 0
+  for k = 1, n, 4000 do taken = taken + redis.call('EXISTS', unpack(keys, k, math.min(k + 3999, n))) end
+  for j = 1, n do
+    if j == repeated or (taken > 0 and redis.call('EXISTS', keys[j]) == 1) then return nil, jobs[j].id end
   end
   return jobs
 end
@@ -77,34 +101,32 @@ local function decideUnique(jobs, now)
   return nil
 end
 
--- Stores a new job and, if its policy counts its state, gives it its uniqueness key.
+--[[
+  Stores a new job: its hash as it came, the index entries of its state
+  (as enter() gives them: ready queue, due time, listing, expiry), its
+  queue's count, its fact and, if its policy counts its state, its
+  uniqueness key.
+]]
 local function storeNewJob(job, now, seenQueues)
-  -- attempt 0, no errors and no dead-letter mark are what absent fields mean.
-  local fields = {
-    'body', job.body, 'type', job.type, 'vis', job.vis, 'tmo', job.tmo, 'grace', job.grace, 'stall', job.stall,
-    'queue', job.queue, 'priority', job.priority, 'createdAt', job.createdAt,
-  }
-  local optional = {
-    discardAt = job.discardAt, ttlAt = job.ttlAt, scheduledAt = job.scheduledAt, totalAt = job.totalAt, tp = job.tp, uk = job.uk,
-    us = job.uk and job.us, uu = job.uk and job.uu, cron = job.cron, wf = job.wf,
-  }
-  for name, value in pairs(optional) do
-    fields[#fields + 1] = name
-    fields[#fields + 1] = value
+  local id, queue, state = job.id, job.queue, job.state
+  if not seenQueues[queue] then
+    seenQueues[queue] = true
+    zadd(K.queues, 0, queue)
   end
-  if not seenQueues[job.queue] then
-    seenQueues[job.queue] = true
-    zadd(K.queues, 0, job.queue)
+  redis.call('HSET', K.job .. id, unpack(argv, job.hashFrom, job.hashTo))
+  if state == 'available' then
+    zadd(K.ready .. queue, readyScore(job.priority), id)
+    available[queue] = (available[queue] or 0) + 1
+  else
+    if state == 'scheduled' then zadd(K.due, job.scheduledAt, id) end
+    relist(id, queue, state, job.createdAt, true)
   end
-  local deadline = waitingDeadline(job.discardAt, job.ttlAt, 0)
-  enter(job.id, { queue = job.queue, priority = job.priority, deadline = deadline, scheduledAt = job.scheduledAt, createdAt = job.createdAt }, nil,
-    job.state, now, fields)
-  if isLogging() then
-    transition(job.id, job, 'none', job.state, now, { priority = job.priority, scheduledAt = job.state == 'scheduled' and text(job.scheduledAt) })
-  end
-  if job.uk and countsIn(job.us, job.state) then
+  if job.deadline then zadd(K.expiries, job.deadline, id) end
+  count(queue, nil, state)
+  if job.fact ~= '' then record(job.fact) end
+  if job.uk and countsIn(job.us, state) then
     local ttl = job.uu and math.max(1, job.uu - now)
-    if ttl then redis.call('SET', K.unique .. job.uk, job.id, 'PX', ttl) else redis.call('SET', K.unique .. job.uk, job.id) end
+    if ttl then redis.call('SET', K.unique .. job.uk, id, 'PX', ttl) else redis.call('SET', K.unique .. job.uk, id) end
   end
 end
 
@@ -117,11 +139,12 @@ end
 local function storeNewJobs(jobs, now)
   local seenQueues = {}
   local outcomes = {}
+  local stored = { 'stored' }
   for j, job in ipairs(jobs) do
     if job.existing then
       outcomes[j] = { 'existing', redis.call('HGETALL', K.job .. job.existing) }
     else
-      outcomes[j] = { 'stored' }
+      outcomes[j] = stored
       if job.replaces and not TERMINAL[job.replaces.state] then
         local status, _, _, replaced = cancelJob(job.replaces.id, now, nil, 'replaced')
         if status == 'ok' and replaced then outcomes[j] = { 'replaced', replaced } end

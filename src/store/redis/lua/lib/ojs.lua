@@ -73,7 +73,7 @@ end
 local function pad(time)
   local found = padded[time]
   if not found then
-    found = string.format('%015.0f', tonumber(time))
+    found = string.format('%015d', tonumber(time))
     padded[time] = found
   end
   return found
@@ -125,16 +125,17 @@ local function srem(key, member)
   membersOf('set', key)[member] = false
 end
 
--- Moves the job's state counter of its queue from `from` to `to` (nil for a
--- job that appears or disappears).
-local function count(queue, from, to)
+-- Moves `n` (default 1) jobs' state counter of their queue from `from` to `to`
+-- (nil for jobs that appear or disappear).
+local function count(queue, from, to, n)
+  n = n or 1
   local deltas = pending.hincr[queue]
   if not deltas then
     deltas = {}
     pending.hincr[queue] = deltas
   end
-  if from then deltas[from] = (deltas[from] or 0) - 1 end
-  if to then deltas[to] = (deltas[to] or 0) + 1 end
+  if from then deltas[from] = (deltas[from] or 0) - n end
+  if to then deltas[to] = (deltas[to] or 0) + n end
   if not to then shrunk[queue] = true end
 end
 
@@ -248,19 +249,24 @@ local function appendFacts()
   facts = {}
 end
 
--- Issues every pending write, in chunks: unpack stays far below Lua's limit of
--- about 8,000 values.
-local function flush()
-  local function chunked(command, key, values)
-    for i = 1, #values, 4000 do
-      redis.call(command, key, unpack(values, i, math.min(i + 4000 - 1, #values)))
-    end
+-- Runs `command` on `key` with `values`, in chunks (none when there are no values):
+-- unpack stays far below Lua's limit of about 8,000 values. A chunk ends on an even
+-- count, so that score, member pairs never split.
+local function callChunked(command, key, values)
+  for i = 1, #values, 4000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 4000 - 1, #values)))
   end
+end
+
+-- Issues every pending write, in chunks.
+local function flush()
+  local chunked = callChunked
   for key, members in pairs(pending.zset) do
     local adds, removes = {}, {}
     for member, score in pairs(members) do
       if score then
-        adds[#adds + 1] = score
+        -- Scores are integers: as text here, or Redis would format each number with '%.17g', a slow path.
+        adds[#adds + 1] = type(score) == 'number' and int(score) or score
         adds[#adds + 1] = member
       else
         removes[#removes + 1] = member
@@ -334,31 +340,42 @@ local NO_EXTRA = {}
 local workflowSettled
 
 --[[
+  The line of a job fact (fact-codec.ts JOB_FIELDS, in order), from its
+  fields as text ('' or nil for none): the one place that lays it out.
+  Positional, so that hot paths build their facts without a table each.
+  One concatenation builds the line.
+]]
+local function jobFactLine(now, id, type, queue, from, to, attempt, workerId, priority, scheduledAt, nextRetryAt, maxAttempts, startedAt,
+                           enqueuedAt, createdAt, error, deadLetter, reason, actor, tp)
+  return 'j' .. FIELD_SEPARATOR .. now .. FIELD_SEPARATOR .. id .. FIELD_SEPARATOR .. type .. FIELD_SEPARATOR .. queue
+    .. FIELD_SEPARATOR .. from .. FIELD_SEPARATOR .. to .. FIELD_SEPARATOR .. attempt .. FIELD_SEPARATOR .. (workerId or '')
+    .. FIELD_SEPARATOR .. (priority or '') .. FIELD_SEPARATOR .. (scheduledAt or '') .. FIELD_SEPARATOR .. (nextRetryAt or '')
+    .. FIELD_SEPARATOR .. (maxAttempts or '') .. FIELD_SEPARATOR .. (startedAt or '') .. FIELD_SEPARATOR .. (enqueuedAt or '')
+    .. FIELD_SEPARATOR .. (createdAt or '') .. FIELD_SEPARATOR .. (error or '') .. FIELD_SEPARATOR .. (deadLetter or '')
+    .. FIELD_SEPARATOR .. (reason or '') .. FIELD_SEPARATOR .. (actor or '') .. FIELD_SEPARATOR .. (tp or '')
+end
+
+--[[
   Job `id` moved from `from` ('none' for a new job) to `to` at `now`:
   records the fact, counts the queue's throughput (completed; a failed
   attempt, which leaves active with an error; discarded), and returns the
-  fact's line (fact-codec.ts, job fields in order), which is also the
-  transition scripts return: what the log tells and what the caller is told
-  never disagree. `job` holds type, queue, attempt and, when known,
-  startedAt (reported for an attempt that starts or ends), enqueuedAt (for
-  one that starts) and tp (its traceparent, stored as fact text); `extra`
-  the change's own fields: workerId, priority, scheduledAt, nextRetryAt,
-  maxAttempts, createdAt, error (summary JSON), deadLetter ('0'/'1'),
-  reason, actor. Every value is text (or a number below 10^14, which
-  concatenates exactly): one concatenation builds the line. A job of a
-  workflow (job.wf: its link, false when the caller read none, nil when
+  fact's line (jobFactLine), which is also the transition scripts return:
+  what the log tells and what the caller is told never disagree. `job`
+  holds type, queue, attempt and, when known, startedAt (reported for an
+  attempt that starts or ends), enqueuedAt (for one that starts) and tp
+  (its traceparent, stored as fact text); `extra` the change's own fields:
+  workerId, priority, scheduledAt, nextRetryAt, maxAttempts, createdAt,
+  error (summary JSON), deadLetter ('0'/'1'), reason, actor. Every value
+  is text (or a number below 10^14, which concatenates exactly). A job of
+  a workflow (job.wf: its link, false when the caller read none, nil when
   it did not read it) that finishes advances its workflow here.
 ]]
 local function transition(id, job, from, to, now, extra)
   extra = extra or NO_EXTRA
   local isAttempt = to == 'active' or from == 'active'
-  local f = 'j' .. FIELD_SEPARATOR .. text(now) .. FIELD_SEPARATOR .. id .. FIELD_SEPARATOR .. job.type .. FIELD_SEPARATOR .. job.queue
-    .. FIELD_SEPARATOR .. from .. FIELD_SEPARATOR .. to .. FIELD_SEPARATOR .. text(job.attempt or 0) .. FIELD_SEPARATOR .. (extra.workerId or '')
-    .. FIELD_SEPARATOR .. (extra.priority or '') .. FIELD_SEPARATOR .. (extra.scheduledAt or '') .. FIELD_SEPARATOR .. (extra.nextRetryAt or '')
-    .. FIELD_SEPARATOR .. (extra.maxAttempts or '') .. FIELD_SEPARATOR .. (isAttempt and job.startedAt or '')
-    .. FIELD_SEPARATOR .. (to == 'active' and job.enqueuedAt or '') .. FIELD_SEPARATOR .. (extra.createdAt or '')
-    .. FIELD_SEPARATOR .. (extra.error or '') .. FIELD_SEPARATOR .. (extra.deadLetter or '') .. FIELD_SEPARATOR .. (extra.reason or '')
-    .. FIELD_SEPARATOR .. (extra.actor or '') .. FIELD_SEPARATOR .. (job.tp or '')
+  local f = jobFactLine(text(now), id, job.type, job.queue, from, to, text(job.attempt or 0), extra.workerId, extra.priority,
+    extra.scheduledAt, extra.nextRetryAt, extra.maxAttempts, isAttempt and job.startedAt, to == 'active' and job.enqueuedAt,
+    extra.createdAt, extra.error, extra.deadLetter, extra.reason, extra.actor, job.tp)
   if to == 'completed' then stat(job.queue, now, 'completed') end
   if from == 'active' and extra.error and to ~= 'cancelled' then stat(job.queue, now, 'failed') end
   if to == 'discarded' then stat(job.queue, now, 'discarded') end
@@ -453,14 +470,15 @@ end
 --[[
   The earliest deadline of an active job's lease (mirror of domain/timeouts.ts
   leaseExpiry): visibility (at most the confirmation window until confirmed),
-  stall, execution timeout plus grace period, total timeout. `job` holds the
-  hash fields vis, stall, tmo, grace, totalAt and startedAt.
+  stall, execution timeout plus grace period, total timeout. Its first six
+  arguments are the job's hash fields vis, stall, tmo, grace, totalAt (nil
+  for none) and startedAt, as text or numbers.
 ]]
-local function leaseExpiry(job, renewedAt, confirmWithin)
-  local visibility = tonumber(job.vis)
-  if confirmWithin then visibility = math.min(visibility, confirmWithin) end
-  local at = math.min(renewedAt + visibility, renewedAt + tonumber(job.stall), tonumber(job.startedAt) + tonumber(job.tmo) + tonumber(job.grace))
-  if job.totalAt then at = math.min(at, tonumber(job.totalAt)) end
+local function leaseExpiry(vis, stall, tmo, grace, totalAt, startedAt, renewedAt, confirmWithin)
+  local visibility = tonumber(vis)
+  if confirmWithin and confirmWithin < visibility then visibility = confirmWithin end
+  local at = math.min(renewedAt + visibility, renewedAt + tonumber(stall), tonumber(startedAt) + tonumber(tmo) + tonumber(grace))
+  if totalAt then at = math.min(at, tonumber(totalAt)) end
   return at
 end
 
@@ -485,7 +503,7 @@ end
 
 -- The lease token of an attempt (mirror of domain/lease.ts leaseToken).
 local function leaseToken(nonce, attempt)
-  return nonce .. LEASE_TOKEN_SEPARATOR .. int(attempt)
+  return nonce .. LEASE_TOKEN_SEPARATOR .. text(attempt)
 end
 
 -- Why `workerId` presenting `token` may not act on the job (domain leaseProblem),
@@ -664,9 +682,8 @@ end
 local function renewLease(id, now)
   local key = K.job .. id
   local f = redis.call('HMGET', key, 'vis', 'stall', 'tmo', 'grace', 'totalAt', 'startedAt')
-  local job = { vis = f[1], stall = f[2], tmo = f[3], grace = f[4], totalAt = f[5], startedAt = f[6] }
-  local expiresAt = leaseExpiry(job, tonumber(now), nil)
-  redis.call('HSET', key, 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '1', 'leaseRenewedAt', now)
-  zadd(K.leases, expiresAt, id)
+  local expiresAt = leaseExpiry(f[1], f[2], f[3], f[4], f[5], f[6], tonumber(now), nil)
+  redis.call('HSET', key, 'leaseExpiresAt', text(expiresAt), 'leaseConfirmed', '1', 'leaseRenewedAt', text(now))
+  zadd(K.leases, text(expiresAt), id)
   return expiresAt
 end
