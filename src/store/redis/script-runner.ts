@@ -1,4 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
+import { FunctionCall } from './function-call';
 import { functionLibrary, type FunctionLibrary } from './function-library';
 import { arg, type RedisScript, type ScriptArg, type ScriptSettings } from './script';
 
@@ -14,14 +15,15 @@ export function scriptPrologue(keys: readonly string[], settings: ScriptSettings
  * library, a flushed Redis) FUNCTION LOAD, then FCALL again. A "Function
  * not found" answer means the call did not run, so sending it again is
  * safe. On Redis Cluster the library is loaded on every master, since each
- * deployment's slot may move. Arguments go to ioredis as one array (it
- * flattens it into the command), never spread into a call: a batch of tens
- * of thousands of values would overflow the stack.
+ * deployment's slot may move. A call goes to ioredis as a FunctionCall,
+ * its request already written (function-call.ts).
  */
 export class ScriptRunner {
   /** What every call starts with after the function's name. */
   private readonly prologue: ScriptArg[];
   private readonly settings: ScriptSettings;
+  /** What a cluster routes every call by: all of a call's keys share its slot. */
+  private readonly firstKey: string;
   private readonly library = functionLibrary();
   /** The library's load under way, shared by the calls that found it missing meanwhile. */
   private loading: Promise<void> | undefined;
@@ -33,19 +35,20 @@ export class ScriptRunner {
   ) {
     this.prologue = scriptPrologue(keys, settings);
     this.settings = settings;
+    this.firstKey = keys[0]!;
   }
 
   /** Runs `script` with `params`; Redis failures are thrown as they come (the store turns them into OjsErrors). */
   async run<P, R>(script: RedisScript<P, R>, params: P): Promise<R> {
     const head: ScriptArg[] = [this.library.functionOf(script.name)];
-    const command = head.concat(this.prologue, script.encode(params, this.settings));
+    const args = head.concat(this.prologue, script.encode(params, this.settings));
     let reply: unknown;
     try {
-      reply = await this.redis.call('fcall', command);
+      reply = await this.redis.sendCommand(new FunctionCall(args, this.firstKey));
     } catch (error) {
       if (!isFunctionMissing(error)) throw error;
       await this.load();
-      reply = await this.redis.call('fcall', command);
+      reply = await this.redis.sendCommand(new FunctionCall(args, this.firstKey));
     }
     return script.decode(reply, params);
   }
