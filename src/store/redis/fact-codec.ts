@@ -85,22 +85,35 @@ function fromFactText(text: string): string {
   return text.replace(/%(25|1E|1F)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+/** Per list of field names, each name's position in a line (field 0 is the kind): found once, not on every read. */
+const POSITIONS = new WeakMap<readonly string[], ReadonlyMap<string, number>>();
+
+function positionsOf(names: readonly string[]): ReadonlyMap<string, number> {
+  let positions = POSITIONS.get(names);
+  if (positions === undefined) {
+    positions = new Map(names.map((name, i) => [name, i + 1]));
+    POSITIONS.set(names, positions);
+  }
+  return positions;
+}
+
 /** The fields of one fact line, read by position, with readers that name the fact in their errors. */
 class FactFields {
   private readonly values: string[];
+  private readonly positions: ReadonlyMap<string, number>;
 
   constructor(
     line: string,
     private readonly what: string,
-    private readonly names: readonly string[],
+    names: readonly string[],
   ) {
     this.values = line.split(FIELD_SEPARATOR);
     if (this.values.length !== names.length + 1) unexpectedReply(`${what} (${names.length} fields)`, line);
+    this.positions = positionsOf(names);
   }
 
   private value(name: string): string {
-    // Field 0 is the kind.
-    return this.values[this.names.indexOf(name) + 1]!;
+    return this.values[this.positions.get(name)!]!;
   }
 
   text(name: string): string {

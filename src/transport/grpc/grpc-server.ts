@@ -15,7 +15,7 @@ import { FramedFetchResponseType } from './fetch-framing';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
 import { listenWatchingSessions } from './http2-sessions';
-import { JobServiceHandlers } from './job-service';
+import { FramedEnqueueResponseType, JobServiceHandlers } from './job-service';
 import { limitsMiddleware } from './limits-middleware';
 import { OperatorServiceHandlers } from './operator-service';
 import { ScheduleServiceHandlers } from './schedule-service';
@@ -71,6 +71,15 @@ const workerServiceDefinition = {
   },
 };
 
+/** JobService as served: an Enqueue answer carries its envelopes encoded already (job-service.ts). */
+const jobServiceDefinition = {
+  ...JobServiceDefinition,
+  methods: {
+    ...JobServiceDefinition.methods,
+    enqueue: { ...JobServiceDefinition.methods.enqueue, responseType: FramedEnqueueResponseType },
+  },
+};
+
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
   const terminator = terminatorMiddleware();
   const security = serverSecurity(options.security, app.context.logger);
@@ -98,7 +107,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   const health = HealthState();
   const workerService = new WorkerServiceHandlers(app);
   server.add(guardDecoding(workerServiceDefinition), workerService);
-  server.add(guardDecoding(JobServiceDefinition), new JobServiceHandlers(app));
+  server.add(guardDecoding(jobServiceDefinition), new JobServiceHandlers(app));
   const operatorService = new OperatorServiceHandlers(app);
   server.add(guardDecoding(OperatorServiceDefinition), operatorService);
   server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app));

@@ -2,7 +2,6 @@ import type { Job, JobError } from '../../domain/job';
 import { assertField } from '../../domain/errors';
 import type { JobSubmission } from '../../domain/job-submission';
 import type { FailureReportInput } from '../../domain/settlement-checks';
-import { visibilityDeadline } from '../../domain/lease';
 import {
   DEFAULT_RETRY_POLICY,
   describeRetryPolicy,
@@ -17,7 +16,6 @@ import {
   type RetryPolicy as ProtoRetryPolicy,
   type UniquePolicy as ProtoUniquePolicy,
 } from '../../../gen/ojs/server/v1/job';
-import type { Delivery } from '../../../gen/ojs/server/v1/worker_service';
 import { fromProtoHandlerCode, fromProtoOnExhaustion, toProtoHandlerCode, toProtoJobState, toProtoOnExhaustion } from './enum-mapping';
 import { fromDate, toDate } from './time-mapping';
 
@@ -167,7 +165,7 @@ export function toProtoJob(job: Job): ProtoJob {
     lastCheckpoint: job.lastCheckpoint,
     workflowId: job.workflow?.id ?? '',
     workflowStep: job.workflow?.step ?? '',
-    // Only deliveries carry them (toDelivery): they can be as large as the job itself.
+    // Only deliveries carry them (job-wire.ts writeDelivery): they can be as large as the job itself.
     parentResults: undefined,
   };
 }
@@ -176,30 +174,20 @@ function seconds(ms: number | undefined): number {
   return ms === undefined ? 0 : Math.round(ms / 1000);
 }
 
-/**
- * A claimed job with the lease that proves the reservation. A workflow job
- * comes with its parent_results, `{}` when it runs after nothing (the
- * domain leaves them unset then).
- */
-export function toDelivery(job: Job): Delivery {
-  const envelope = toProtoJob(job);
-  if (job.workflow !== undefined) envelope.parentResults = job.parentResults ?? {};
-  return { job: envelope, leaseToken: job.lease!.token, leaseExpiresAt: toDate(visibilityDeadline(job)) };
-}
-
-function describePolicy(policy: RetryPolicy): ProtoRetryPolicy {
+/** A retry policy as envelopes carry it. */
+export function describePolicy(policy: RetryPolicy): ProtoRetryPolicy {
   const described = describeRetryPolicy(policy);
   return { ...described, onExhaustion: toProtoOnExhaustion(described.onExhaustion) };
 }
 
 /** Most jobs carry the default policy: describe it once (encoding never changes the object). */
-const DEFAULT_PROTO_RETRY_POLICY = describePolicy(DEFAULT_RETRY_POLICY);
+export const DEFAULT_PROTO_RETRY_POLICY = describePolicy(DEFAULT_RETRY_POLICY);
 
 function toProtoRetryPolicy(job: Job): ProtoRetryPolicy {
   return isDefaultRetryPolicy(job.retry) ? DEFAULT_PROTO_RETRY_POLICY : describePolicy(job.retry);
 }
 
-function toProtoJobError(error: JobError): ProtoJobError {
+export function toProtoJobError(error: JobError): ProtoJobError {
   return {
     type: error.type,
     message: error.message,

@@ -1,18 +1,27 @@
 import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
-import type {
-  ActivateJobRequest,
-  CancelJobRequest,
-  EnqueueRequest,
-  GetJobRequest,
-  JobServiceImplementation,
-  RetryJobRequest,
-  WaitForJobRequest,
+import {
+  EnqueueResponse,
+  type ActivateJobRequest,
+  type CancelJobRequest,
+  type EnqueueRequest,
+  type GetJobRequest,
+  type JobServiceImplementation,
+  type RetryJobRequest,
+  type WaitForJobRequest,
 } from '../../../gen/ojs/server/v1/job_service';
 import { principalOf } from './auth-context';
+import { encodeWith, framedType } from './encoded-messages';
+import { writeJob } from './job-wire';
 import { toProtoJob, toSubmission } from './job-mapper';
 import { fromDuration } from './time-mapping';
 import { traceContextOf } from './trace-metadata';
+
+/** EnqueueResponse whose envelopes (field 1) travel encoded already: a batch answers with every stored job. */
+const framedEnqueue = framedType(EnqueueResponse, 1);
+
+/** EnqueueResponse as the server encodes it (enqueue() answers with framed envelopes). */
+export const FramedEnqueueResponseType: typeof EnqueueResponse = { ...EnqueueResponse, ...framedEnqueue.type };
 
 /** JobService handlers: PUSH, INFO, CANCEL, ACTIVATE and RETRY. */
 export class JobServiceHandlers implements JobServiceImplementation {
@@ -27,10 +36,10 @@ export class JobServiceHandlers implements JobServiceImplementation {
         trace: traceContextOf(context),
       },
     );
-    return {
-      jobs: outcomes.map(({ job }) => toProtoJob(job)),
-      outcomes: outcomes.map(({ deduplicated, replaced }) => ({ deduplicated, replacedJobId: replaced?.jobId ?? '' })),
-    };
+    return framedEnqueue.frame(
+      outcomes.map(({ job }) => encodeWith((writer) => writeJob(writer, job))),
+      { jobs: [], outcomes: outcomes.map(({ deduplicated, replaced }) => ({ deduplicated, replacedJobId: replaced?.jobId ?? '' })) },
+    );
   }
 
   async getJob(request: GetJobRequest, context: CallContext) {

@@ -27,7 +27,7 @@ import { AsyncQueue } from '../../../lib/async-queue';
 import { fromProtoWorkerState, toProtoJobState, toProtoWorkerState } from './enum-mapping';
 import { principalOf } from './auth-context';
 import { shuttingDown } from './shutting-down';
-import { toDelivery, toFailureReport } from './job-mapper';
+import { toFailureReport } from './job-mapper';
 import { frameDeliveries } from './fetch-framing';
 import { fromDuration, toDate, toDuration } from './time-mapping';
 
@@ -86,7 +86,7 @@ export class WorkerServiceHandlers implements WorkerServiceImplementation {
       for await (const jobs of this.app.streams.deliveries(session)) {
         const serverTime = this.now();
         if (jobs.length === 0) yield { deliveries: [], serverTime };
-        else yield* frameDeliveries(jobs.map(toDelivery), serverTime, DELIVERY_BUDGET_BYTES);
+        else yield* frameDeliveries(jobs, serverTime, DELIVERY_BUDGET_BYTES);
         keepalive.refresh();
       }
       if (session.endReason === 'server_shutdown') throw shuttingDown();
