@@ -16,7 +16,6 @@ import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
 import { listenWatchingSessions } from './http2-sessions';
 import { FramedEnqueueResponseType, JobServiceHandlers } from './job-service';
-import { limitsMiddleware } from './limits-middleware';
 import { OperatorServiceHandlers } from './operator-service';
 import { ScheduleServiceHandlers } from './schedule-service';
 import { peerIdentityInterceptor } from './peer-identity';
@@ -100,9 +99,9 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
     ...(connections.maxStreams > 0 && { 'grpc.max_concurrent_streams': connections.maxStreams }),
   })
     .use(errorDetailsServerMiddleware)
-    .use(ojsServerMiddleware(app.context.logger, options.serverVersion))
-    .use(security.middleware)
-    .use(limitsMiddleware(usage));
+    .use(
+      ojsServerMiddleware({ logger: app.context.logger, serverVersion: options.serverVersion, authenticate: security.authenticate, usage }),
+    );
 
   const health = HealthState();
   const workerService = new WorkerServiceHandlers(app);

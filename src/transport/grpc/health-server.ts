@@ -43,7 +43,9 @@ export interface HealthServer {
  * the main port (INVALID_ARGUMENT).
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const server = createServer().use(errorDetailsServerMiddleware).use(ojsServerMiddleware(options.logger, options.serverVersion));
+  const server = createServer()
+    .use(errorDetailsServerMiddleware)
+    .use(ojsServerMiddleware({ logger: options.logger, serverVersion: options.serverVersion }));
   server.add(guardDecoding(HealthDefinition), HealthServiceImpl(options.health));
   const listeningOn = await server.listen(`${options.host}:${options.port}`, ServerCredentials.createInsecure());
   return {

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { ReloadingFiles } from '../../../lib/reloading-files';
 import type { Logger } from '../../app/ports';
 import { parseAuthFile } from './auth-file';
-import { authMiddleware } from './auth-middleware';
+import { authenticator, type Authenticate } from './authentication';
 import { DEFAULT_OPEN_SERVICE_ACCESS, methodRules, type HealthAccess, type ReflectionAccess } from './method-rules';
 import type { PrincipalDirectory } from './principal-directory';
 import { reloadingTlsCredentials, type TlsFiles } from './tls-credentials';
@@ -23,10 +23,10 @@ export interface SecurityOptions {
   reloadIntervalMs: number;
 }
 
-/** What the gRPC server is started with: its port's credentials, the auth middleware, and how to stop reloading. */
+/** What the gRPC server is started with: its port's credentials, who a call runs as, and how to stop reloading. */
 export interface ServerSecurity {
   readonly credentials: ServerCredentials;
-  readonly middleware: ReturnType<typeof authMiddleware>;
+  readonly authenticate: Authenticate;
   close(): void;
 }
 
@@ -37,7 +37,7 @@ export function serverSecurity(options: SecurityOptions | undefined, logger: Log
   const principals = authFile === undefined ? undefined : reloadingPrincipals(authFile, options!.reloadIntervalMs, logger);
   return {
     credentials: tls?.credentials ?? ServerCredentials.createInsecure(),
-    middleware: authMiddleware(
+    authenticate: authenticator(
       principals === undefined ? undefined : () => principals.value,
       methodRules({
         health: options?.healthAccess ?? DEFAULT_OPEN_SERVICE_ACCESS.health,

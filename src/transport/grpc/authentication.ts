@@ -1,10 +1,16 @@
-import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-grpc';
+import type { CallContext } from 'nice-grpc';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
-import type { AuthContext } from './auth-context';
 import { isAllowed, type MethodRule } from './method-rules';
 import { PEER_IDENTITIES_KEY, peerIdentitiesOf } from './peer-identity';
 import type { PrincipalDirectory } from './principal-directory';
+
+/**
+ * The principal a call runs as: undefined for a call that carries none (an
+ * open method, or authentication off); throws UNAUTHENTICATED or
+ * PERMISSION_DENIED for a call that may not run.
+ */
+export type Authenticate = (methodPath: string, context: CallContext) => Principal | undefined;
 
 /**
  * Authentication and authorisation of every call when an auth file is set.
@@ -20,22 +26,16 @@ import type { PrincipalDirectory } from './principal-directory';
  *   undefined when authentication is off and every caller is ANONYMOUS.
  * @param rules The authorisation table (method-rules.ts), as configured.
  */
-export function authMiddleware(
-  directory: (() => PrincipalDirectory) | undefined,
-  rules: ReadonlyMap<string, MethodRule>,
-): ServerMiddleware<Partial<AuthContext>> {
-  return async function* authenticate<Request, Response>(
-    call: ServerMiddlewareCall<Request, Response, Partial<AuthContext>>,
-    context: CallContext,
-  ) {
-    const rule = rules.get(call.method.path);
+export function authenticator(directory: (() => PrincipalDirectory) | undefined, rules: ReadonlyMap<string, MethodRule>): Authenticate {
+  return (methodPath, context) => {
+    const rule = rules.get(methodPath);
     // Open calls carry no principal: their handlers use none.
-    if (directory === undefined || rule === 'open') return yield* call.next(call.request, context);
+    if (directory === undefined || rule === 'open') return undefined;
     const principal = identify(directory(), context);
     if (principal === undefined) throw unauthenticated();
     // A path without a rule is refused: a method added without one is closed, not open.
-    if (rule === undefined || !isAllowed(rule, principal)) throw permissionDenied(call.method.path);
-    return yield* call.next(call.request, { ...context, principal });
+    if (rule === undefined || !isAllowed(rule, principal)) throw permissionDenied(methodPath);
+    return principal;
   };
 }
 
