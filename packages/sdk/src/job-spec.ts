@@ -11,9 +11,18 @@ export type JobSpec = DeepPartial<Omit<WireJob, 'state' | 'error' | 'errors' | '
   retry?: DeepPartial<Omit<WireRetryPolicy, 'onExhaustion'>> & { onExhaustion?: keyof typeof ON_EXHAUSTION_VALUES };
 };
 
-/** The spec as an envelope, its names as the protocol's values; nothing added (a schedule's template is sent as it is). */
-export function wireSpec(spec: JobSpec): WireJob {
+/**
+ * The spec's fields as an envelope sets them, its names as the protocol's
+ * values: what a request carries (its encoder fills in the rest), without
+ * the complete message that wireSpec builds.
+ */
+export function wireFields(spec: JobSpec): DeepPartial<WireJob> {
   const { retry, ...rest } = spec;
   const onExhaustion = retry?.onExhaustion === undefined ? undefined : ON_EXHAUSTION_VALUES[retry.onExhaustion];
-  return WireJob.fromPartial({ ...rest, retry: retry === undefined ? undefined : { ...retry, onExhaustion } });
+  return { ...rest, retry: retry === undefined ? undefined : { ...retry, onExhaustion } };
+}
+
+/** The spec as an envelope, its names as the protocol's values; nothing added (a schedule's template is sent as it is). */
+export function wireSpec(spec: JobSpec): WireJob {
+  return WireJob.fromPartial(wireFields(spec));
 }

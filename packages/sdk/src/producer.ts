@@ -1,11 +1,11 @@
 import { Metadata, Status } from 'nice-grpc';
 import { uuidv7 } from 'uuidv7';
-import type { Job as WireJob } from '../gen/ojs/server/v1/job';
+import type { DeepPartial, Job as WireJob } from '../gen/ojs/server/v1/job';
 import type { Workflow as WireWorkflow } from '../gen/ojs/server/v1/workflow_service';
 import { resolveChannelSecurity, type SecurityOptions } from './channel-security';
 import { connect, type Connection } from './connection';
 import { jobFromWire, type Job } from './job';
-import { wireSpec, type JobSpec } from './job-spec';
+import { wireFields, type JobSpec } from './job-spec';
 import { outcomeOf } from './job-outcome';
 import { scheduleFromWire, toWireSchedule, type Schedule, type ScheduleSpec } from './schedules';
 import { waitUntilFinished, type ResultOptions } from './job-waiter';
@@ -42,8 +42,14 @@ export interface ProducerOptions extends SecurityOptions {
   resultCallWaitMs?: number;
 }
 
+/**
+ * A job as an Enqueue request carries it: the spec's fields and the id the
+ * producer chose (the request's encoder completes the message once).
+ */
+type OutgoingJob = DeepPartial<WireJob> & { id: string };
+
 interface Waiting {
-  spec: WireJob;
+  spec: OutgoingJob;
   resolve: (job: Job) => void;
   reject: (error: unknown) => void;
 }
@@ -104,7 +110,7 @@ export class Producer {
           'an atomic batch cannot be split: use enqueue() for jobs that need not be stored together',
       );
     if (this.middleware.length === 0) return this.send(specs.map(toJob));
-    const passed = new Map<number, WireJob>();
+    const passed = new Map<number, OutgoingJob>();
     const position = new Map<number, number>();
     const stored = deferred<Job[]>();
     const reached = specs.map(() => deferred<void>());
@@ -301,7 +307,7 @@ export class Producer {
   }
 
   /** Sends, retrying while the server is unreachable. */
-  private async send(jobs: WireJob[]): Promise<Job[]> {
+  private async send(jobs: OutgoingJob[]): Promise<Job[]> {
     const stored = await retryWhileUnreachable((isRetry) => this.tryEnqueue(jobs, isRetry), { retries: this.retries });
     return stored.map(jobFromWire);
   }
@@ -312,7 +318,7 @@ export class Producer {
    * then every id is there, and the stored jobs are the answer. When only
    * some are, they are another producer's jobs and the refusal stands.
    */
-  private async tryEnqueue(jobs: WireJob[], isRetry: boolean): Promise<WireJob[]> {
+  private async tryEnqueue(jobs: OutgoingJob[], isRetry: boolean): Promise<WireJob[]> {
     try {
       return (await this.connection.jobs.enqueue({ jobs, pending: false })).jobs;
     } catch (error) {
@@ -363,9 +369,9 @@ function mayPassAlone(error: unknown): boolean {
  * caller's trace. A tracestate belongs to its traceparent: it is replaced
  * (or dropped) with it.
  */
-function toJob(spec: JobSpec): WireJob {
-  const job = wireSpec(spec);
-  if (job.id === '') job.id = uuidv7();
+function toJob(spec: JobSpec): OutgoingJob {
+  const fields = wireFields(spec);
+  const job: OutgoingJob = { ...fields, id: fields.id === undefined || fields.id === '' ? uuidv7() : fields.id };
   const trace = job.meta?.['traceparent'] === undefined ? activeTraceMeta() : undefined;
   if (trace !== undefined) {
     const { tracestate: _replaced, ...meta } = job.meta ?? {};
