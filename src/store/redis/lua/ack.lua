@@ -32,7 +32,8 @@ local listedAt = listingKey(now, '')
 local results = {}
 for _, item in ipairs(items) do
   local id = item.id
-  local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
+  local key = K.job .. id
+  local job = redis.call('HMGET', key, 'state', 'leaseWorker', 'leaseToken', 'queue', 'type', 'attempt', 'progressAttempt', 'startedAt',
     'tp', 'wf', 'uk', 'us')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
@@ -43,25 +44,26 @@ for _, item in ipairs(items) do
     -- ojs-progress 8.1: a completed job that reported progress is at 1.0.
     local hasProgress = job[7] and job[7] == attempt
     if item.result ~= '' and hasProgress then
-      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'result', item.result, 'progress', '1')
+      redis.call('HSET', key, 'state', 'completed', 'completedAt', nowText, 'result', item.result, 'progress', '1')
     elseif item.result ~= '' then
-      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'result', item.result)
+      redis.call('HSET', key, 'state', 'completed', 'completedAt', nowText, 'result', item.result)
     elseif hasProgress then
-      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText, 'progress', '1')
+      redis.call('HSET', key, 'state', 'completed', 'completedAt', nowText, 'progress', '1')
     else
-      redis.call('HSET', K.job .. id, 'state', 'completed', 'completedAt', nowText)
+      redis.call('HSET', key, 'state', 'completed', 'completedAt', nowText)
     end
     ids[#ids + 1] = id
     leftActive[#leftActive + 1] = listingKey(startedAt, id)
+    local listed = listedAt .. id
     local n = #completedAll
-    completedAll[n + 1], completedAll[n + 2] = '0', listedAt .. id
+    completedAll[n + 1], completedAll[n + 2] = '0', listed
     local ofQueue = completedOf[queue]
     if not ofQueue then
       ofQueue = {}
       completedOf[queue] = ofQueue
     end
     n = #ofQueue
-    ofQueue[n + 1], ofQueue[n + 2] = '0', listedAt .. id
+    ofQueue[n + 1], ofQueue[n + 2] = '0', listed
     doneIn[queue] = (doneIn[queue] or 0) + 1
     if job[11] then releaseUnique(id, 'completed', { uk = job[11], us = job[12] }) end
     local fact = jobFactLine(nowText, id, job[5], queue, 'active', 'completed', attempt, workerId, nil, nil, nil, nil, startedAt, nil, nil, nil,

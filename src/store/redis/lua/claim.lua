@@ -179,11 +179,11 @@ local isFull = false
 local leases, timeouts, heldIds, activeListing, leftExpiries = {}, {}, {}, {}, {}
 local listedAt = listingKey(now, '')
 
--- Claims the available job `id` whose fields `f` were just read.
-local function take(id, f, queue, deadline)
+-- Claims the available job `id` (its hash `key`) whose fields `f` were just read.
+local function take(id, key, f, queue, deadline)
   local attempt = text((tonumber(f[4]) or 0) + 1)
   local expiresAt = text(leaseExpiry(f[5], f[6], f[7], f[8], f[9], now, now, confirmWithin))
-  redis.call('HSET', K.job .. id, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
+  redis.call('HSET', key, 'state', 'active', 'attempt', attempt, 'startedAt', startedAt, 'leaseWorker', workerId,
     'leaseToken', leaseToken(nonce, attempt), 'leaseExpiresAt', expiresAt, 'leaseConfirmed', '0', 'leaseRenewedAt', startedAt)
   local n = #leases
   leases[n + 1], leases[n + 2] = expiresAt, id
@@ -217,7 +217,8 @@ for q, queue in ipairs(queues) do
     end
     local passed = 0
     for _, id in ipairs(ids) do
-      local f = redis.call('HMGET', K.job .. id, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
+      local key = K.job .. id
+      local f = redis.call('HMGET', key, 'state', 'discardAt', 'ttlAt', 'attempt', 'vis', 'stall', 'tmo', 'grace', 'totalAt',
         'body', 'enqueuedAt', 'errors', 'error', 'checkpoint', 'type', 'tp', 'wf', 'parentResults')
       local deadline = waitingDeadline(f[2], f[3], f[4])
       if f[1] == 'available' and not (deadline and deadline <= now) then
@@ -231,7 +232,7 @@ for q, queue in ipairs(queues) do
           isReleaseChecked = true
           releaseHold(queue, limitTexts[q], id)
         end
-        take(id, f, queue, deadline)
+        take(id, key, f, queue, deadline)
         takenFrom[queue] = (takenFrom[queue] or 0) + 1
         slots = slots - 1
         if hasRate then redis.call('ZADD', K.starts .. queue, text(now), id .. ':' .. claimed[#claimed][2]) end
