@@ -1,4 +1,3 @@
-import type { RedisServerProcess } from '../tools/redis-server';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
 import { bullmqChains } from './bullmq-flow-bench';
 import { CHAIN_WAVES, type ChainResult } from './chain-clock';
@@ -12,6 +11,9 @@ import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './re
 import { killLeftovers, redisEnv, withRedis, withServer, withServerProcess } from './servers';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
 import { workersSection } from './workers-section';
+import { bareUnaryCost, healthCheckCost, type CallCost } from './grpc-floors';
+import { redisLifecycleCosts, type LifecycleCost } from './redis-floors';
+import { RedisServerProcess } from '../tools/redis-server';
 
 /**
  * `npm run bench`: end-to-end throughput and enqueue-to-delivery latency of
@@ -253,6 +255,37 @@ async function workflowSection(): Promise<void> {
   );
 }
 
+const callCost = (c: CallCost): string =>
+  `p50 ${c.p50.toFixed(3)} ms, p99 ${c.p99.toFixed(2)} ms; CPU per call: server ${us(c.serverMicros)}, client ${us(c.clientMicros)}`;
+const lifecycleCost = (c: LifecycleCost): string =>
+  `enqueue ${c.enqueue.toFixed(1)} + claim ${c.claim.toFixed(1)} + ack ${c.ack.toFixed(1)} = ${(c.enqueue + c.claim + c.ack).toFixed(1)} µs (Redis process: ${c.process.toFixed(1)} µs)`;
+
+/**
+ * The floors under the figures: what a gRPC round trip costs with grpc-js
+ * alone, beside the server's own simplest call, and what Redis spends per
+ * job on OJS's functions beside the least functions with one record per
+ * job do (bench/minimal-lifecycle.lua), in the batched load's batches.
+ */
+async function floorsSection(): Promise<void> {
+  print(`\nFloors on this machine`);
+  print(`  gRPC unary round trip, back to back, ${SAMPLES.toLocaleString('en-US')} calls`);
+  await phases.run('floors gRPC', async () => {
+    print(`    grpc-js alone                ${callCost(await bareUnaryCost(SAMPLES))}`);
+    await withServerProcess({}, async (server) =>
+      print(`    OJS server, Health/Check     ${callCost(await healthCheckCost(server.address, server.pid, SAMPLES))}`),
+    );
+  });
+  const rounds = Math.max(1, Math.floor(JOBS / 200));
+  print(
+    `  Redis per job, batches of 200 with 20,000 jobs waiting and about 800 active, ${(rounds * 200).toLocaleString('en-US')} jobs (FCALL time in INFO commandstats)`,
+  );
+  await phases.run('floors Redis', async () => {
+    const { ojs, minimal } = await redisLifecycleCosts(() => RedisServerProcess.start(), rounds);
+    print(`    OJS functions                ${lifecycleCost(ojs)}`);
+    print(`    minimal lifecycle            ${lifecycleCost(minimal)}`);
+  });
+}
+
 /** BENCH_ONLY picks one section; the workers section (many minutes) runs only when picked. */
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
@@ -261,6 +294,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === 'events') await eventLogSection();
   if (only === undefined || only === 'unique') await uniqueSection();
   if (only === undefined || only === 'workflows') await workflowSection();
+  if (only === undefined || only === 'floors') await floorsSection();
   if (only === 'workers') await workersSection(phases);
   print(phases.summary());
 }

@@ -86,8 +86,9 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   // The enqueue rate reads the application's clock, so a test's ManualClock drives it.
   const usage = new PrincipalUsage(options.principalLimits ?? DEFAULT_PRINCIPAL_LIMITS, app.context.clock);
   const server = createServer({
-    // Hands the verified client certificate, which only grpc-js sees, to the auth middleware.
-    interceptors: [peerIdentityInterceptor],
+    // Hands the verified client certificate, which only grpc-js sees, to the authentication: only with an auth file
+    // does anyone read it (or could a caller's own header of that name pass for it), and each call pays for the layer.
+    ...(options.security?.authFile !== undefined && { interceptors: [peerIdentityInterceptor] }),
     // Detect dead peers on idle connections (how often clients may ping us is policed below).
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
