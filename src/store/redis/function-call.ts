@@ -21,15 +21,17 @@ export class FunctionCall extends Command {
   private readonly request: string;
 
   /**
-   * @param args Everything after FCALL: the function's name, the key count, the keys, the arguments.
+   * @param head What follows FCALL first: the function's name, the key count, the keys, the settings.
+   * @param args The function's own arguments (not copied into one list with `head`: they are thousands).
    * @param firstKey The key a cluster routes the call by (every key of a call shares its slot).
    */
   constructor(
+    head: readonly ScriptArg[],
     args: readonly ScriptArg[],
     private readonly firstKey: string,
   ) {
     super('fcall', [], { replyEncoding: 'utf8' });
-    this.request = encodeRequest(args);
+    this.request = encodeRequest(head, args);
   }
 
   override toWritable(): string {
@@ -41,17 +43,19 @@ export class FunctionCall extends Command {
   }
 }
 
-/** The RESP request of FCALL with `args`. */
-export function encodeRequest(args: readonly ScriptArg[]): string {
-  const ascii = build(args, (text) => text.length);
-  return NON_ASCII.test(ascii) ? build(args, (text) => Buffer.byteLength(text)) : ascii;
+/** The RESP request of FCALL with `head`, then `args`. */
+export function encodeRequest(head: readonly ScriptArg[], args: readonly ScriptArg[] = []): string {
+  const ascii = build(head, args, (text) => text.length);
+  return NON_ASCII.test(ascii) ? build(head, args, (text) => Buffer.byteLength(text)) : ascii;
 }
 
-function build(args: readonly ScriptArg[], byteLength: (text: string) => number): string {
-  let request = `*${args.length + 1}\r\n$5\r\nfcall\r\n`;
-  for (const arg of args) {
-    const text = typeof arg === 'string' ? arg : String(arg);
-    request += `$${byteLength(text)}\r\n${text}\r\n`;
+function build(head: readonly ScriptArg[], args: readonly ScriptArg[], byteLength: (text: string) => number): string {
+  let request = `*${head.length + args.length + 1}\r\n$5\r\nfcall\r\n`;
+  for (const list of [head, args]) {
+    for (const arg of list) {
+      const text = typeof arg === 'string' ? arg : String(arg);
+      request += `$${byteLength(text)}\r\n${text}\r\n`;
+    }
   }
   return request;
 }

@@ -40,15 +40,15 @@ export class ScriptRunner {
 
   /** Runs `script` with `params`; Redis failures are thrown as they come (the store turns them into OjsErrors). */
   async run<P, R>(script: RedisScript<P, R>, params: P): Promise<R> {
-    const head: ScriptArg[] = [this.library.functionOf(script.name)];
-    const args = head.concat(this.prologue, script.encode(params, this.settings));
+    const head: ScriptArg[] = [this.library.functionOf(script.name), ...this.prologue];
+    const args = script.encode(params, this.settings);
     let reply: unknown;
     try {
-      reply = await this.redis.sendCommand(new FunctionCall(args, this.firstKey));
+      reply = await this.redis.sendCommand(new FunctionCall(head, args, this.firstKey));
     } catch (error) {
       if (!isFunctionMissing(error)) throw error;
       await this.load();
-      reply = await this.redis.sendCommand(new FunctionCall(args, this.firstKey));
+      reply = await this.redis.sendCommand(new FunctionCall(head, args, this.firstKey));
     }
     return script.decode(reply, params);
   }
