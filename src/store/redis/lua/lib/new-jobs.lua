@@ -6,11 +6,11 @@
   A batch is its job count, then each job: NEW_JOB_HEAD arguments (what the
   script itself works with; '' for none), then the count of its hash's
   arguments, then those fields and values (scripts/new-jobs.ts
-  newJobArgs). The head: id, queue, state, priority, created at (what a
+  appendNewJobs). The head: id, queue, state, priority, created at (what a
   scheduled or pending job is listed by), waiting deadline (domain
   waitingDeadline of a job that never ran: the expiries index), scheduled
-  at (the due index), the job's fact (its line as lib transition() would
-  build it: none -> its state; recorded when the log is on), uniqueness
+  at (the due index), the job's fact (its line as lib jobFactLine lays it
+  out: none -> its state; recorded when the log is on, '' when it is off), uniqueness
   key, its policy's states (",available,active,"), until (created at +
   period), the policy's period, on conflict (reject, ignore, replace).
 
