@@ -8,6 +8,7 @@ import type { JobSubmission } from '../../src/domain/job-submission';
 import { DELIVERY_BUDGET_BYTES } from '../../src/domain/limits';
 import { DEFAULT_EVENT_RETENTION, type EventRetention } from '../../src/domain/retention';
 import type { JobStore } from '../../src/store/job-store';
+import { afterReport } from '../../src/domain/worker';
 import { factFollower } from '../support/fact-follower';
 import { Progress } from '../support/waiting';
 import { StoreHarness, T0, VISIBILITY_MS } from './store-harness';
@@ -1252,6 +1253,30 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         );
         stop();
         expect(extended).toMatchObject({ workerId: worker.workerId, jobs: [renewal(T0 + 10_000)] });
+      });
+
+      it('tells heartbeat followers of every beat of a batch, in order', async () => {
+        const workers = [await h.register(), await h.register(), await h.register()];
+        const notices: HeartbeatNotice[] = [];
+        const progress = new Progress();
+        const stop = await h.store.followHeartbeats((notice) => {
+          notices.push(notice);
+          progress.changed();
+        });
+        const beats = await Promise.all(
+          workers.map(async ({ workerId }) => {
+            const { worker } = (await h.store.getWorker(workerId))!;
+            const expected = { state: worker.state, directive: worker.directive };
+            return { workerId, sequence: 1, activeJobIds: [], now: T0 + 1, expected, next: afterReport(worker, 'running') };
+          }),
+        );
+        await h.store.recordBeats(beats);
+        await progress.until(
+          () => notices.length >= workers.length,
+          () => `${workers.length} beat notices`,
+        );
+        stop();
+        expect(notices.map((n) => n.workerId)).toEqual(workers.map((w) => w.workerId));
       });
     });
 

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { HeartbeatNotice } from '../../domain/event-facts';
-import { decodeHeartbeat } from './signal-codec';
+import { decodeHeartbeats } from './signal-codec';
 
 /**
  * The heartbeat notices every replica's scripts publish (record-beat,
@@ -60,8 +60,7 @@ export class HeartbeatFeed {
     // Connection errors mean missed notices, which live-only heartbeats allow; the event must have a listener.
     connection.on('error', () => {});
     connection.on('message', (_channel: string, message: string) => {
-      const notice = decodeHeartbeat(message);
-      if (notice !== undefined) for (const listener of this.listeners) listener(notice);
+      for (const notice of decodeHeartbeats(message)) for (const listener of this.listeners) listener(notice);
     });
     this.connection = connection;
     return connection;

@@ -10,7 +10,7 @@ import { readInteger, readJson, readJsonArray, readJsonObject, readKeyOf, readSt
  * one-letter keys when a script publishes it (see lua/lib/ojs.lua); JSON
  * from {@link encodeSignal} when the application does. Keys: k (kind),
  * q (queue), n (count), w (worker), s (state), j (job ids). A heartbeat
- * notice (lib publishHeartbeat) has w, a (at), s (the worker's state, for a
+ * notice (lib publishHeartbeat; a message holds one, or a list of them) has w, a (at), s (the worker's state, for a
  * beat), j (the renewed leases, absent for none: {job id, type, queue,
  * attempt, lapses at} each); its numbers are strings, which cjson never
  * rounds.
@@ -74,18 +74,29 @@ export function encodeSignal(signal: PublishedSignal): string {
   throw new Error(`unknown signal ${JSON.stringify(unknownSignal)}`);
 }
 
-/** The notice a heartbeat message carries, or undefined for one this server does not read. */
-export function decodeHeartbeat(message: string): HeartbeatNotice | undefined {
-  return ignoringForeign(() => {
-    const wire = readMessage(message, 'heartbeat');
-    const notice: HeartbeatNotice = {
-      at: readInteger(wire['a'], 'heartbeat at'),
-      workerId: readString(wire['w'], 'heartbeat worker'),
-      jobs: wire['j'] === undefined ? [] : readJsonArray(wire['j'], 'heartbeat leases').map(readRenewedLease),
-    };
-    if (wire['s'] !== undefined) notice.state = readKeyOf(wire['s'], NEXT_WORKER_STATES, 'heartbeat state');
-    return notice;
-  });
+/**
+ * The notices a heartbeat message carries: one, or the list of one script
+ * call's (lib finish publishes them together); none for a message this
+ * server does not read.
+ */
+export function decodeHeartbeats(message: string): HeartbeatNotice[] {
+  return (
+    ignoringForeign(() => {
+      const wire = readJson(message, 'heartbeat');
+      return Array.isArray(wire) ? wire.map(readHeartbeat) : [readHeartbeat(wire)];
+    }) ?? []
+  );
+}
+
+function readHeartbeat(value: JsonValue): HeartbeatNotice {
+  const wire = readJsonObject(value, 'heartbeat');
+  const notice: HeartbeatNotice = {
+    at: readInteger(wire['a'], 'heartbeat at'),
+    workerId: readString(wire['w'], 'heartbeat worker'),
+    jobs: wire['j'] === undefined ? [] : readJsonArray(wire['j'], 'heartbeat leases').map(readRenewedLease),
+  };
+  if (wire['s'] !== undefined) notice.state = readKeyOf(wire['s'], NEXT_WORKER_STATES, 'heartbeat state');
+  return notice;
 }
 
 function readRenewedLease(value: JsonValue): RenewedLease {

@@ -13,7 +13,8 @@
         Listed jobs to stop are those the store port's BeatOutcome describes
         (timed out, reclaimed). A changed worker state records its fact;
         every applied beat publishes a heartbeat notice (its state, and each
-        renewed lease with its new expiry), live only: never stored.
+        renewed lease with its new expiry), live only: never stored; the
+        call's notices go in one message.
   ARGV: 1 beat count (1 to MAX_BEATS), then each beat: now, worker id,
         sequence, a state change (lib argStateChange: expected state,
         expected directive ('' for none), next state, next directive, next
@@ -62,7 +63,7 @@ local function recordBeat(beat)
     fields[#fields + 1] = sequence
   end
   applyStateChange(key, change, fields)
-  redis.call('ZADD', K.workers, now, workerId)
+  zadd(K.workers, now, workerId)
 
   local cancelled, timedOut, reclaimed = {}, {}, {}
   local renewed = {}

@@ -97,10 +97,13 @@ local shrunk
 -- The signals to publish at finish: per queue, its jobs made available; per worker, its capacity freed;
 -- per worker, the ids of its jobs that were cancelled; then any other signal, in order.
 local available, freed, cancelledJobs, signals
+-- The heartbeat notices to publish at finish, in order (publishHeartbeat).
+local heartbeatNotices
 
 resets[#resets + 1] = function()
   pending, listings, statsDeltas, facts, shrunk = { zset = {}, set = {}, hincr = {}, stats = {} }, {}, {}, {}, {}
   available, freed, cancelledJobs, signals = {}, {}, {}, {}
+  heartbeatNotices = {}
 end
 
 local function membersOf(group, key)
@@ -315,7 +318,14 @@ local function finish()
   for _, message in ipairs(signals) do
     redis.call('PUBLISH', K.channel, cjson.encode(message))
   end
+  -- One message for a call's notices (a list when there are several): a recordBeats call carries tens of beats.
+  if #heartbeatNotices == 1 then
+    redis.call('PUBLISH', K.heartbeats, cjson.encode(heartbeatNotices[1]))
+  elseif #heartbeatNotices > 1 then
+    redis.call('PUBLISH', K.heartbeats, cjson.encode(heartbeatNotices))
+  end
   available, freed, cancelledJobs, signals = {}, {}, {}, {}
+  heartbeatNotices = {}
 end
 
 --[[ Facts (the event log) ]]
@@ -422,15 +432,15 @@ local function rateLimitFact(queue, change, strategy, now, limit, current, jobId
 end
 
 --[[
-  Publishes a live heartbeat notice (signal-codec.ts decodeHeartbeat): a
-  worker beat (its state) or extended a lease, renewing `leases`, each
-  {job id, type, queue, attempt, when its lease now lapses}. Numbers are
-  strings: cjson would round them.
+  A live heartbeat notice (signal-codec.ts decodeHeartbeats), published at
+  finish: a worker beat (its state) or extended a lease, renewing `leases`,
+  each {job id, type, queue, attempt, when its lease now lapses}. Numbers
+  are strings: cjson would round them.
 ]]
 local function publishHeartbeat(workerId, now, state, leases)
   local notice = { w = workerId, a = int(now), s = state }
   if #leases > 0 then notice.j = leases end
-  redis.call('PUBLISH', K.heartbeats, cjson.encode(notice))
+  heartbeatNotices[#heartbeatNotices + 1] = notice
 end
 
 -- A renewed lease as a heartbeat notice lists it; `job` holds type, queue and attempt.
