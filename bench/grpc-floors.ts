@@ -1,11 +1,13 @@
 import { join } from 'node:path';
-import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
 import { createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../src/project-root';
 import { JsonLinesProcess } from '../tools/json-lines-process';
-import { processCpuMicros } from './cpu-accounting';
+import { processCpuMicros, processRssBytes } from './cpu-accounting';
+import { within, WAIT_MS } from './deadline';
+import { pause } from '../lib/pause';
 import { percentiles, type Percentiles } from './percentiles';
 import { track } from './servers';
 import { ECHO_SERVICE } from './bare-grpc-server';
@@ -35,39 +37,151 @@ async function measureCalls(count: number, warmup: number, serverPid: number, ca
   };
 }
 
-/**
- * The transport's floor on this machine: a unary round trip of grpc-js
- * alone (bench/bare-grpc-server.ts, a client with no middleware), against
- * which the server's own Health/Check (nice-grpc, its middleware, health)
- * reads.
- */
-export async function bareUnaryCost(count: number): Promise<CallCost> {
+/** A running bench/bare-grpc-server.ts: its port and PID. */
+interface BareServer {
+  port: number;
+  pid: number;
+}
+
+/** Runs `use` with a bare gRPC server process of its own, killed by its PID whatever happens. */
+async function withBareServer<T>(use: (server: BareServer) => Promise<T>): Promise<T> {
   const server = new JsonLinesProcess('the bare gRPC server', process.execPath, [
     join(projectRoot(), 'dist', 'bench', 'bare-grpc-server.js'),
   ]);
   const untrack = track(() => server.kill());
   try {
     const { port } = (await server.waitFor((line) => line['msg'] === 'listening', 'that it listens', 10_000)) as { port: number };
-    const Client = makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
-    const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as {
-      echo(bytes: Buffer, callback: (error: Error | null) => void): void;
-      close(): void;
-    };
+    return await use({ port, pid: server.pid });
+  } finally {
+    await server.kill();
+    untrack();
+  }
+}
+
+/** The bare server's methods as a generic client sees them (bytes in, bytes out). */
+interface EchoClient {
+  echo(bytes: Buffer, callback: (error: Error | null) => void): void;
+  stream(): ClientDuplexStream<Buffer, Buffer>;
+  close(): void;
+}
+
+const EchoClient = makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
+
+function echoClient(port: number): EchoClient {
+  // A connection of its own per client: channels to one address are otherwise shared.
+  return new EchoClient(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  }) as unknown as EchoClient;
+}
+
+/**
+ * The transport's floor on this machine: a unary round trip of grpc-js
+ * alone (bench/bare-grpc-server.ts, a client with no middleware), against
+ * which the server's own Health/Check (nice-grpc, its middleware, health)
+ * reads.
+ */
+export function bareUnaryCost(count: number): Promise<CallCost> {
+  return withBareServer(async ({ port, pid }) => {
+    const client = echoClient(port);
     const bytes = Buffer.from('ping');
     try {
       return await measureCalls(
         count,
         Math.min(1_000, count),
-        server.pid,
+        pid,
         () => new Promise<void>((resolve, reject) => client.echo(bytes, (error) => (error === null ? resolve() : reject(error)))),
       );
     } finally {
       client.close();
     }
-  } finally {
-    await server.kill();
-    untrack();
-  }
+  });
+}
+
+/** The shape of a fleet's streams, as BENCH_ONLY=workers opens them: two per worker, one of them beating. */
+export interface StreamsPlan {
+  /** Open streams; each sends one message when it opens. */
+  streams: number;
+  /** Of those, how many send a message every `intervalMs`, spread evenly over the interval. */
+  beating: number;
+  intervalMs: number;
+  /** Streams per connection. */
+  perConnection: number;
+  /** How long CPU is measured, after one interval in which every beating stream sent once. */
+  windowMs: number;
+}
+
+/** What the bare server spent on streams like a fleet's. */
+export interface StreamsCost {
+  /** Messages it answered a second in the window. */
+  answeredPerSecond: number;
+  /** Its CPU in the window, as a share of one core. */
+  cpuShare: number;
+  /** Its CPU per message answered. */
+  microsPerMessage: number;
+  /** Its RSS with every stream open, less before any opened, per stream. */
+  rssPerStreamBytes: number;
+}
+
+/**
+ * The transport's floor for a fleet of workers: what grpc-js alone spends
+ * to hold `streams` bidirectional streams open and answer the messages of
+ * `beating` of them, each one message every interval, as the worker fleet
+ * of BENCH_ONLY=workers holds a Fetch and a Beat stream per worker and
+ * beats on one. Nothing of OJS runs: no nice-grpc, no middleware, no
+ * protobuf, no store.
+ */
+export function bareStreamsCost(plan: StreamsPlan): Promise<StreamsCost> {
+  return withBareServer(async ({ port, pid }) => {
+    const rssBefore = processRssBytes(pid);
+    const clients = Array.from({ length: Math.ceil(plan.streams / plan.perConnection) }, () => echoClient(port));
+    const timers: NodeJS.Timeout[] = [];
+    const streams: ClientDuplexStream<Buffer, Buffer>[] = [];
+    let answered = 0;
+    let everyStreamAnswered!: () => void;
+    const opened = new Promise<void>((resolve) => (everyStreamAnswered = resolve));
+    const beat = Buffer.from('beat');
+    try {
+      for (let i = 0; i < plan.streams; i++) {
+        const stream = clients[Math.floor(i / plan.perConnection)]!.stream();
+        stream.on('data', () => {
+          if (++answered === plan.streams) everyStreamAnswered();
+        });
+        // A cancelled stream ends with an error event: without a listener it would be thrown.
+        stream.on('error', () => {});
+        stream.write(beat);
+        streams.push(stream);
+      }
+      streams.slice(0, plan.beating).forEach((stream, i) => {
+        const first = setTimeout(
+          () => {
+            stream.write(beat);
+            timers.push(setInterval(() => stream.write(beat), plan.intervalMs));
+          },
+          (i * plan.intervalMs) / plan.beating,
+        );
+        timers.push(first);
+      });
+      await within('every stream to be answered', WAIT_MS, opened);
+      await pause(plan.intervalMs);
+      const cpuBefore = processCpuMicros(pid);
+      const answeredBefore = answered;
+      const started = performance.now();
+      await pause(plan.windowMs);
+      const windowMicros = (performance.now() - started) * 1_000;
+      const cpu = processCpuMicros(pid) - cpuBefore;
+      const messages = answered - answeredBefore;
+      return {
+        answeredPerSecond: (messages * 1e6) / windowMicros,
+        cpuShare: cpu / windowMicros,
+        microsPerMessage: cpu / Math.max(1, messages),
+        rssPerStreamBytes: (processRssBytes(pid) - rssBefore) / plan.streams,
+      };
+    } finally {
+      for (const timer of timers) clearTimeout(timer);
+      for (const stream of streams) stream.cancel();
+      for (const client of clients) client.close();
+    }
+  });
 }
 
 /** The server's Health/Check, measured as the bare round trip is. */

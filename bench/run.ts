@@ -10,8 +10,9 @@ import { Phases } from './phases';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
 import { killLeftovers, redisEnv, withRedis, withServer, withServerProcess } from './servers';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
-import { workersSection } from './workers-section';
-import { bareUnaryCost, healthCheckCost, type CallCost } from './grpc-floors';
+import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './workers-section';
+import { count, pct } from './format';
+import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
 import { redisLifecycleCosts, type LifecycleCost } from './redis-floors';
 import { RedisServerProcess } from '../tools/redis-server';
 
@@ -257,6 +258,8 @@ async function workflowSection(): Promise<void> {
 
 const callCost = (c: CallCost): string =>
   `p50 ${c.p50.toFixed(3)} ms, p99 ${c.p99.toFixed(2)} ms; CPU per call: server ${us(c.serverMicros)}, client ${us(c.clientMicros)}`;
+const streamsCost = (c: StreamsCost): string =>
+  `${count(Math.round(c.answeredPerSecond))} messages answered a second: server ${pct(c.cpuShare)} of a core (${us(c.microsPerMessage)} a message); RSS ${(c.rssPerStreamBytes / 1024).toFixed(1)} KB per stream`;
 const lifecycleCost = (c: LifecycleCost): string =>
   `enqueue ${c.enqueue.toFixed(1)} + claim ${c.claim.toFixed(1)} + ack ${c.ack.toFixed(1)} = ${(c.enqueue + c.claim + c.ack).toFixed(1)} µs (Redis process: ${c.process.toFixed(1)} µs)`;
 
@@ -274,6 +277,21 @@ async function floorsSection(): Promise<void> {
     await withServerProcess({}, async (server) =>
       print(`    OJS server, Health/Check     ${callCost(await healthCheckCost(server.address, server.pid, SAMPLES))}`),
     );
+  });
+  // The worker fleet's streams (BENCH_ONLY=workers): a Fetch and a Beat stream per worker, beating at the server's default interval.
+  const beatIntervalMs = 5_000;
+  print(
+    `  gRPC streams of ${count(FLEET)} workers on grpc-js alone: ${count(2 * FLEET)} bidirectional streams, ${WORKERS_PER_CONNECTION * 2} a connection, ${count(FLEET)} of them sending a message every ${beatIntervalMs / 1000} s that the server answers; CPU over ${IDLE_MS / 1000} s`,
+  );
+  await phases.run('floors gRPC streams', async () => {
+    const cost = await bareStreamsCost({
+      streams: 2 * FLEET,
+      beating: FLEET,
+      intervalMs: beatIntervalMs,
+      perConnection: 2 * WORKERS_PER_CONNECTION,
+      windowMs: IDLE_MS,
+    });
+    print(`    ${streamsCost(cost)}`);
   });
   const rounds = Math.max(1, Math.floor(JOBS / 200));
   print(

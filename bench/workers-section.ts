@@ -6,6 +6,7 @@ import { JsonLinesProcess, type JsonLine } from '../tools/json-lines-process';
 import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { cleanUp, WAIT_MS } from './deadline';
+import { count, pct } from './format';
 import { redisScriptCalls, resetRedisStats } from './redis-accounting';
 import type { Phases } from './phases';
 import { redisEnv, track, withRedis, withServerProcess } from './servers';
@@ -21,12 +22,12 @@ import type { FleetPlan } from './worker-fleet';
  * BENCH_FLEET_JOBS (jobs that flow, default 2,000) and BENCH_FLEET_RATE
  * (how many a second, default 100).
  */
-const FLEET = Number(process.env['BENCH_WORKERS'] ?? 10_000);
-const IDLE_MS = Number(process.env['BENCH_IDLE_MS'] ?? 15_000);
+export const FLEET = Number(process.env['BENCH_WORKERS'] ?? 10_000);
+export const IDLE_MS = Number(process.env['BENCH_IDLE_MS'] ?? 15_000);
 const FLEET_JOBS = Number(process.env['BENCH_FLEET_JOBS'] ?? 2_000);
 const FLEET_RATE = Number(process.env['BENCH_FLEET_RATE'] ?? 100);
 /** 250 workers, 500 streams: half of what the server lets one connection carry at once by default. */
-const WORKERS_PER_CONNECTION = Number(process.env['BENCH_WORKERS_PER_CONNECTION'] ?? 250);
+export const WORKERS_PER_CONNECTION = Number(process.env['BENCH_WORKERS_PER_CONNECTION'] ?? 250);
 /** Longest the load process may take to register or stop a fleet (its own waits have WAIT_MS each). */
 const FLEET_STEP_MS = 600_000;
 
@@ -77,9 +78,6 @@ async function fleetLine(fleet: JsonLinesProcess, msg: string, timeoutMs: number
   if (line['msg'] === 'failed') throw new Error(`the load process failed: ${String(line['reason'])}`);
   return line;
 }
-
-const pct = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
-const count = (n: number): string => n.toLocaleString('en-US');
 
 /** What one fleet measured: the load process's lines, and the server's and Redis's use of the machine. */
 interface FleetFigures {
