@@ -43,10 +43,14 @@ interface BareServer {
   pid: number;
 }
 
+/** The library a bare server answers with: grpc-js alone, or nice-grpc over it (as the OJS server does). */
+export type BareLibrary = 'grpc-js' | 'nice-grpc';
+
 /** Runs `use` with a bare gRPC server process of its own, killed by its PID whatever happens. */
-async function withBareServer<T>(use: (server: BareServer) => Promise<T>): Promise<T> {
-  const server = new JsonLinesProcess('the bare gRPC server', process.execPath, [
+async function withBareServer<T>(library: BareLibrary, use: (server: BareServer) => Promise<T>): Promise<T> {
+  const server = new JsonLinesProcess(`the bare gRPC server (${library})`, process.execPath, [
     join(projectRoot(), 'dist', 'bench', 'bare-grpc-server.js'),
+    library,
   ]);
   const untrack = track(() => server.kill());
   try {
@@ -81,7 +85,7 @@ function echoClient(port: number): EchoClient {
  * reads.
  */
 export function bareUnaryCost(count: number): Promise<CallCost> {
-  return withBareServer(async ({ port, pid }) => {
+  return withBareServer('grpc-js', async ({ port, pid }) => {
     const client = echoClient(port);
     const bytes = Buffer.from('ping');
     try {
@@ -123,15 +127,15 @@ export interface StreamsCost {
 }
 
 /**
- * The transport's floor for a fleet of workers: what grpc-js alone spends
+ * The transport's floor for a fleet of workers: what a bare server spends
  * to hold `streams` bidirectional streams open and answer the messages of
  * `beating` of them, each one message every interval, as the worker fleet
  * of BENCH_ONLY=workers holds a Fetch and a Beat stream per worker and
- * beats on one. Nothing of OJS runs: no nice-grpc, no middleware, no
- * protobuf, no store.
+ * beats on one. Nothing of OJS runs: no protobuf, no store, no handler
+ * work; on nice-grpc, one middleware layer that passes messages through.
  */
-export function bareStreamsCost(plan: StreamsPlan): Promise<StreamsCost> {
-  return withBareServer(async ({ port, pid }) => {
+export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promise<StreamsCost> {
+  return withBareServer(library, async ({ port, pid }) => {
     const rssBefore = processRssBytes(pid);
     const clients = Array.from({ length: Math.ceil(plan.streams / plan.perConnection) }, () => echoClient(port));
     const timers: NodeJS.Timeout[] = [];

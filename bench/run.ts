@@ -281,18 +281,20 @@ async function floorsSection(): Promise<void> {
   // The worker fleet's streams (BENCH_ONLY=workers): a Fetch and a Beat stream per worker, beating at the server's default interval.
   const beatIntervalMs = 5_000;
   print(
-    `  gRPC streams of ${count(FLEET)} workers on grpc-js alone: ${count(2 * FLEET)} bidirectional streams, ${WORKERS_PER_CONNECTION * 2} a connection, ${count(FLEET)} of them sending a message every ${beatIntervalMs / 1000} s that the server answers; CPU over ${IDLE_MS / 1000} s`,
+    `  gRPC streams of ${count(FLEET)} workers: ${count(2 * FLEET)} bidirectional streams, ${WORKERS_PER_CONNECTION * 2} a connection, ${count(FLEET)} of them sending a message every ${beatIntervalMs / 1000} s that the server answers; CPU over ${IDLE_MS / 1000} s`,
   );
-  await phases.run('floors gRPC streams', async () => {
-    const cost = await bareStreamsCost({
-      streams: 2 * FLEET,
-      beating: FLEET,
-      intervalMs: beatIntervalMs,
-      perConnection: 2 * WORKERS_PER_CONNECTION,
-      windowMs: IDLE_MS,
+  for (const library of ['grpc-js', 'nice-grpc'] as const) {
+    await phases.run(`floors gRPC streams, ${library}`, async () => {
+      const cost = await bareStreamsCost(library, {
+        streams: 2 * FLEET,
+        beating: FLEET,
+        intervalMs: beatIntervalMs,
+        perConnection: 2 * WORKERS_PER_CONNECTION,
+        windowMs: IDLE_MS,
+      });
+      print(`    ${(library === 'grpc-js' ? 'grpc-js alone' : 'nice-grpc, one layer').padEnd(29)}${streamsCost(cost)}`);
     });
-    print(`    ${streamsCost(cost)}`);
-  });
+  }
   const rounds = Math.max(1, Math.floor(JOBS / 200));
   print(
     `  Redis per job, batches of 200 with 20,000 jobs waiting and about 800 active, ${(rounds * 200).toLocaleString('en-US')} jobs (FCALL time in INFO commandstats)`,

@@ -19,12 +19,15 @@ describe("the benchmark's floors", () => {
     expect(cost.serverMicros).toBeGreaterThanOrEqual(0);
   });
 
-  it('hold streams on a bare gRPC server and measure what it spends answering the beating ones', async () => {
-    // Two connections; ten streams beat every 50 ms: the window sees about a hundred of their messages answered.
-    const cost = await bareStreamsCost({ streams: 20, beating: 10, intervalMs: 50, perConnection: 10, windowMs: 500 });
-    expect(cost.answeredPerSecond).toBeGreaterThan(0);
-    // CPU is counted in ticks of 10 ms, which a window this short may not reach.
-    expect(cost.microsPerMessage).toBeGreaterThanOrEqual(0);
-    expect(Number.isFinite(cost.rssPerStreamBytes)).toBe(true);
-  });
+  it.each(['grpc-js', 'nice-grpc'] as const)(
+    'hold streams on a bare gRPC server on %s and measure what it spends answering the beating ones',
+    async (library) => {
+      // Two connections; ten streams beat every 50 ms: the window sees about a hundred of their messages answered.
+      const cost = await bareStreamsCost(library, { streams: 20, beating: 10, intervalMs: 50, perConnection: 10, windowMs: 500 });
+      expect(cost.answeredPerSecond).toBeGreaterThan(0);
+      // CPU is counted in ticks of 10 ms, which a window this short may not reach.
+      expect(cost.microsPerMessage).toBeGreaterThanOrEqual(0);
+      expect(Number.isFinite(cost.rssPerStreamBytes)).toBe(true);
+    },
+  );
 });
