@@ -141,6 +141,7 @@ export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promis
     const timers: NodeJS.Timeout[] = [];
     const streams: ClientDuplexStream<Buffer, Buffer>[] = [];
     let answered = 0;
+    let streamsAnswered = 0;
     let everyStreamAnswered!: () => void;
     const opened = new Promise<void>((resolve) => (everyStreamAnswered = resolve));
     const beat = Buffer.from('beat');
@@ -148,7 +149,10 @@ export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promis
       for (let i = 0; i < plan.streams; i++) {
         const stream = clients[Math.floor(i / plan.perConnection)]!.stream();
         stream.on('data', () => {
-          if (++answered === plan.streams) everyStreamAnswered();
+          answered++;
+        });
+        stream.once('data', () => {
+          if (++streamsAnswered === plan.streams) everyStreamAnswered();
         });
         // A cancelled stream ends with an error event: without a listener it would be thrown.
         stream.on('error', () => {});
