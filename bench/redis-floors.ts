@@ -13,6 +13,7 @@ import type { Job } from '../src/domain/job';
 import { projectRoot } from '../src/project-root';
 import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros } from './cpu-accounting';
+import { withRedis } from './servers';
 
 /** Jobs per script call: the batched load's. */
 const BATCH = 200;
@@ -48,11 +49,8 @@ export interface LifecycleCost {
  * the same jobs. The gap is what OJS's features cost in Redis; the floor,
  * what any such design costs on this machine.
  */
-export async function redisLifecycleCosts(
-  start: () => Promise<RedisServerProcess>,
-  rounds: number,
-): Promise<{ ojs: LifecycleCost; minimal: LifecycleCost }> {
-  const ojs = await withPrivateRedis(start, async (redis) => {
+export async function redisLifecycleCosts(rounds: number): Promise<{ ojs: LifecycleCost; minimal: LifecycleCost }> {
+  const ojs = await withRedis(async (redis) => {
     const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
     try {
       for (let w = 0; w < WORKERS; w++) await store.registerWorker(worker(`w${w}`));
@@ -79,7 +77,7 @@ export async function redisLifecycleCosts(
       await store.close();
     }
   });
-  const minimal = await withPrivateRedis(start, async (redis) => {
+  const minimal = await withRedis(async (redis) => {
     const client = new Redis(redis.url);
     try {
       await client.call('function', 'load', readFileSync(join(projectRoot(), 'bench', 'minimal-lifecycle.lua'), 'utf8'));
@@ -118,15 +116,6 @@ export async function redisLifecycleCosts(
     }
   });
   return { ojs, minimal };
-}
-
-async function withPrivateRedis<T>(start: () => Promise<RedisServerProcess>, use: (redis: RedisServerProcess) => Promise<T>): Promise<T> {
-  const redis = await start();
-  try {
-    return await use(redis);
-  } finally {
-    await redis.destroy();
-  }
 }
 
 /** Runs the backlog, then `rounds` rounds of enqueue, ack of a worker's previous claim, claim. */

@@ -14,7 +14,7 @@ import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './worker
 import { count, pct } from './format';
 import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
 import { redisLifecycleCosts, type LifecycleCost } from './redis-floors';
-import { RedisServerProcess } from '../tools/redis-server';
+import type { RedisServerProcess } from '../tools/redis-server';
 
 /**
  * `npm run bench`: end-to-end throughput and enqueue-to-delivery latency of
@@ -265,13 +265,15 @@ const lifecycleCost = (c: LifecycleCost): string =>
 
 /**
  * The floors under the figures: what a gRPC round trip costs with grpc-js
- * alone, beside the server's own simplest call, and what Redis spends per
- * job on OJS's functions beside the least functions with one record per
- * job do (bench/minimal-lifecycle.lua), in the batched load's batches.
+ * alone, beside the server's own simplest call; what a bare server spends
+ * on the streams of the workers section's fleet, on grpc-js alone and
+ * through nice-grpc; and what Redis spends per job on OJS's functions
+ * beside the least functions with one record per job do
+ * (bench/minimal-lifecycle.lua), in the batched load's batches.
  */
 async function floorsSection(): Promise<void> {
   print(`\nFloors on this machine`);
-  print(`  gRPC unary round trip, back to back, ${SAMPLES.toLocaleString('en-US')} calls`);
+  print(`  gRPC unary round trip, back to back, ${count(SAMPLES)} calls`);
   await phases.run('floors gRPC', async () => {
     print(`    grpc-js alone                ${callCost(await bareUnaryCost(SAMPLES))}`);
     await withServerProcess({}, async (server) =>
@@ -297,10 +299,10 @@ async function floorsSection(): Promise<void> {
   }
   const rounds = Math.max(1, Math.floor(JOBS / 200));
   print(
-    `  Redis per job, batches of 200 with 20,000 jobs waiting and about 800 active, ${(rounds * 200).toLocaleString('en-US')} jobs (FCALL time in INFO commandstats)`,
+    `  Redis per job, batches of 200 with 20,000 jobs waiting and about 800 active, ${count(rounds * 200)} jobs (FCALL time in INFO commandstats)`,
   );
   await phases.run('floors Redis', async () => {
-    const { ojs, minimal } = await redisLifecycleCosts(() => RedisServerProcess.start(), rounds);
+    const { ojs, minimal } = await redisLifecycleCosts(rounds);
     print(`    OJS functions                ${lifecycleCost(ojs)}`);
     print(`    minimal lifecycle            ${lifecycleCost(minimal)}`);
   });

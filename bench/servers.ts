@@ -41,11 +41,11 @@ export const withServer = <T>(env: Record<string, string>, use: (address: string
   withServerProcess(env, (server) => use(server.address));
 
 /** Runs `use` with a redis-server of its own, destroyed whatever happens. */
-export async function withRedis(use: (redis: RedisServerProcess) => Promise<void>): Promise<void> {
+export async function withRedis<T>(use: (redis: RedisServerProcess) => Promise<T>): Promise<T> {
   const redis = await RedisServerProcess.start();
   const untrack = track(() => redis.stop('SIGKILL'));
   try {
-    await use(redis);
+    return await use(redis);
   } finally {
     await cleanUp('redis-server stopping', WAIT_MS, redis.destroy());
     if (redis.pid === undefined) untrack();

@@ -281,7 +281,7 @@ function readJobFields(line: string): JobTransition {
  * The line of a job fact, as lib/ojs.lua transition() builds it: scripts
  * record lines built here where the server knows every field beforehand
  * (a new job's), which spares Redis the concatenation. The inverse of
- * readJobFields; test/contract/lua-facts.test.ts proves both builders agree.
+ * readJobFields; test/contract/lua-domain.test.ts proves both builders agree.
  */
 export function encodeJobFact(t: JobTransition): string {
   const error = t.error === undefined ? '' : JSON.stringify(t.error);

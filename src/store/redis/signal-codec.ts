@@ -10,10 +10,10 @@ import { readInteger, readJson, readJsonArray, readJsonObject, readKeyOf, readSt
  * one-letter keys when a script publishes it (see lua/lib/ojs.lua); JSON
  * from {@link encodeSignal} when the application does. Keys: k (kind),
  * q (queue), n (count), w (worker), s (state), j (job ids). A heartbeat
- * notice (lib publishHeartbeat; a message holds one, or a list of them) has w, a (at), s (the worker's state, for a
- * beat), j (the renewed leases, absent for none: {job id, type, queue,
- * attempt, lapses at} each); its numbers are strings, which cjson never
- * rounds.
+ * notice (lib publishHeartbeat; a message holds one, or a list of them)
+ * has w, a (at), s (the worker's state, for a beat), j (the renewed
+ * leases, absent for none: {job id, type, queue, attempt, lapses at}
+ * each); its numbers are strings, which cjson never rounds.
  */
 
 /** The message of another version or another program: not for this server. */

@@ -170,7 +170,8 @@ export function toProtoJob(job: Job): ProtoJob {
   };
 }
 
-function seconds(ms: number | undefined): number {
+/** A duration in whole seconds, as the envelope has it (rounded). */
+export function seconds(ms: number | undefined): number {
   return ms === undefined ? 0 : Math.round(ms / 1000);
 }
 

@@ -5,7 +5,7 @@ import { visibilityDeadline } from '../../domain/lease';
 import { isDefaultRetryPolicy } from '../../domain/retry-policy';
 import { describeUniquePolicy } from '../../domain/unique-policy';
 import { JobError, JobState, RetryPolicy, UniquePolicy } from '../../../gen/ojs/server/v1/job';
-import { DEFAULT_PROTO_RETRY_POLICY, describePolicy, toProtoJobError } from './job-mapper';
+import { DEFAULT_PROTO_RETRY_POLICY, describePolicy, seconds, toProtoJobError } from './job-mapper';
 import { toProtoJobState } from './enum-mapping';
 
 /**
@@ -65,9 +65,9 @@ export function writeJob(writer: BinaryWriter, job: Job, parentResults?: JsonObj
 }
 
 /**
- * A claimed job as Delivery bytes: what `Delivery.encode(toDelivery(job))`
- * writes. A workflow job carries its parent_results, `{}` when it runs
- * after nothing.
+ * A claimed job as Delivery bytes: the job's envelope, its lease token and
+ * when the lease lapses. A workflow job carries its parent_results, `{}`
+ * when it runs after nothing.
  */
 export function writeDelivery(writer: BinaryWriter, job: Job): BinaryWriter {
   const parentResults = job.workflow === undefined ? undefined : (job.parentResults ?? {});
@@ -79,11 +79,6 @@ export function writeDelivery(writer: BinaryWriter, job: Job): BinaryWriter {
 
 /** The default retry policy's bytes: most jobs carry it, and it never changes. */
 const DEFAULT_RETRY_POLICY_BYTES = RetryPolicy.encode(DEFAULT_PROTO_RETRY_POLICY).finish();
-
-/** A duration in whole seconds, as the envelope has it (toProtoJob rounds). */
-function seconds(ms: number | undefined): number {
-  return ms === undefined ? 0 : Math.round(ms / 1000);
-}
 
 function writeSeconds(writer: BinaryWriter, key: number, ms: number | undefined): void {
   const value = seconds(ms);

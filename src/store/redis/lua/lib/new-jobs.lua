@@ -10,9 +10,10 @@
   scheduled or pending job is listed by), waiting deadline (domain
   waitingDeadline of a job that never ran: the expiries index), scheduled
   at (the due index), the job's fact (its line as lib jobFactLine lays it
-  out: none -> its state; recorded when the log is on, '' when it is off), uniqueness
-  key, its policy's states (",available,active,"), until (created at +
-  period), the policy's period, on conflict (reject, ignore, replace).
+  out: none -> its state; recorded when the log is on, '' when it is
+  off), uniqueness key, its policy's states (",available,active,"), until
+  (created at + period), the policy's period, on conflict (reject,
+  ignore, replace).
 
   The hash arrives whole, in the fields job-codec.ts reads, its state and
   enqueue time among them: the script stores it as it comes, without
