@@ -8,6 +8,7 @@ import { toProtoJob } from '../../../src/transport/grpc/job-mapper';
 import { visibilityDeadline } from '../../../src/domain/lease';
 import { writeDelivery, writeJob } from '../../../src/transport/grpc/job-wire';
 import { propertyParameters } from '../../support/property';
+import { hasProtoKey } from '../../support/proto-key';
 import { activeJob } from '../support/active-job';
 
 const optional = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(arbitrary, { nil: undefined });
@@ -18,17 +19,6 @@ const time = fc.oneof(
 );
 const duration = fc.oneof(fc.integer({ min: 0, max: 10_000_000 }), fc.constantFrom(0, 499, 500, 1_500, 30_000));
 const text = fc.string({ maxLength: 20, unit: fc.constantFrom('a', 'é', '日', '🙂', '', ' ') });
-/**
- * Whether a JSON value holds an own `__proto__` key anywhere. The generated
- * Struct encoder copies keys by assignment, which drops that one; no job
- * holds one either, since the generated decoder, through which args, meta
- * and results arrive, drops it the same way.
- */
-function hasProtoKey(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (!Array.isArray(value) && Object.hasOwn(value, '__proto__')) return true;
-  return Object.values(value).some(hasProtoKey);
-}
 const json = fc.jsonValue({ maxDepth: 3 }).filter((value) => !hasProtoKey(value)) as fc.Arbitrary<Job['result'] & {}>;
 const object = fc.dictionary(text, json, { maxKeys: 4 }).filter((value) => !hasProtoKey(value));
 const jobError: fc.Arbitrary<JobError> = fc.record(
