@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Status } from 'nice-grpc';
+import { Metadata, Status } from 'nice-grpc';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { enqueueOne, getJob } from '../support/jobs';
 import { ManualClock } from '../support/manual-clock';
 import { rpcError } from '../support/rpc-error';
 import { TestServer, TEST_PROTOCOL, type Clients } from '../support/test-server';
-import { TestWorker } from '../support/test-worker';
+import { TestWorker, type BeatStream } from '../support/test-worker';
 
 const { WORKER_STATE_RUNNING: RUNNING, WORKER_STATE_QUIET: QUIET, WORKER_STATE_TERMINATE: TERMINATE } = WorkerState;
 const hasDeliveries = (m: FetchResponse): boolean => m.deliveries.length > 0;
@@ -37,6 +37,17 @@ describe('the Beat stream', () => {
       });
     }
     beat.close();
+  });
+
+  it('echoes x-ojs-request-id and names the server version as it opens, before any beat', async () => {
+    const worker = await TestWorker.register(clients);
+    let beat: BeatStream | undefined;
+    const header = await new Promise<Metadata>((onHeader) => {
+      beat = worker.openBeat({ metadata: Metadata({ 'x-ojs-request-id': 'beat-7' }), onHeader });
+    });
+    expect(header.get('x-ojs-request-id')).toBe('beat-7');
+    expect(header.get('x-ojs-server-version')).toBe('test');
+    beat!.close();
   });
 
   it('pushes an operator directive at once, without waiting for a beat', async () => {

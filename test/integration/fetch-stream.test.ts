@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Status } from 'nice-grpc';
+import { Metadata, Status } from 'nice-grpc';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type Delivery, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { enqueue, enqueueOne, getJob } from '../support/jobs';
@@ -26,6 +26,17 @@ describe('the Fetch stream', () => {
   async function nextDeliveries(fetch: StreamReader<FetchResponse>): Promise<Delivery[]> {
     return (await fetch.nextMatching(hasDeliveries)).deliveries;
   }
+
+  it('echoes x-ojs-request-id and names the server version as it opens, before any delivery', async () => {
+    const worker = await TestWorker.register(clients);
+    let fetch: StreamReader<FetchResponse> | undefined;
+    const header = await new Promise<Metadata>((onHeader) => {
+      fetch = worker.openFetch({}, { metadata: Metadata({ 'x-ojs-request-id': 'fetch-7' }), onHeader });
+    });
+    expect(header.get('x-ojs-request-id')).toBe('fetch-7');
+    expect(header.get('x-ojs-server-version')).toBe('test');
+    fetch!.close();
+  });
 
   it('pushes a job enqueued while the worker waits, and Ack completes it', async () => {
     const queue = queueName();

@@ -11,6 +11,8 @@ import { EventWatch } from '../support/event-watch';
 import { ManualClock } from '../support/manual-clock';
 import { rpcError } from '../support/rpc-error';
 import { TestServer, type Clients } from '../support/test-server';
+import { TestWorker, type BeatStream } from '../support/test-worker';
+import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
 import { eventually } from '../support/waiting';
 
 /**
@@ -24,6 +26,7 @@ const PRINCIPALS = {
   principals: [
     { name: 'ops', roles: ['operator'], token_sha256: sha256('ops-token') },
     { name: 'other', roles: ['operator'], token_sha256: sha256('other-token') },
+    { name: 'worker', roles: ['worker'], token_sha256: sha256('worker-token') },
     // Its own limit overrides the server's: no enqueue rate.
     { name: 'bulk', roles: ['producer'], token_sha256: sha256('bulk-token'), limits: { enqueue_rate: 0 } },
   ],
@@ -80,6 +83,43 @@ describe('per-principal limits', () => {
       () => 'a stream of ops once one of its streams was cancelled',
     );
     for (const watch of [reopened, watches[1]!, ...others]) watch.close();
+  });
+
+  it('holds a slot for each worker stream (served without nice-grpc) until it ends, however it ends', async () => {
+    await start({ maxStreams: 2 });
+    const worker = await TestWorker.register(server.connect({ token: 'worker-token' }));
+    // A Beat stream is admitted once its first beat is answered, a Fetch stream once its first keepalive comes.
+    const openBeat = async (): Promise<BeatStream> => {
+      const beat = worker.openBeat();
+      await beat.beat();
+      return beat;
+    };
+    const beat = await openBeat();
+    const fetch = worker.openFetch({ maxWaitMs: 60_000 });
+    await fetch.next();
+
+    const refusal = {
+      code: Status.RESOURCE_EXHAUSTED,
+      reason: 'rate_limited',
+      metadata: { limit: 'streams', max: '2', retryable: 'true' },
+    };
+    const refusedBeat = worker.openBeat();
+    refusedBeat.send({ workerId: worker.workerId, state: WorkerState.WORKER_STATE_RUNNING, activeJobs: 0, activeJobIds: [], sequence: 1 });
+    expect(await rpcError(refusedBeat.responses.next())).toMatchObject(refusal);
+    expect(await rpcError(worker.openFetch().next())).toMatchObject(refusal);
+
+    // Cancelled by the client.
+    fetch.close();
+    const second = await eventually(openBeat, () => 'a Beat stream once the Fetch stream was cancelled');
+    // Ended by the client's half-close, answered with OK.
+    second.end();
+    await second.responses.ended();
+    const third = await eventually(openBeat, () => 'a Beat stream once another ended by half-close');
+    // Ended by the server with an error.
+    third.send({ workerId: 'someone-else', state: WorkerState.WORKER_STATE_RUNNING, activeJobs: 0, activeJobIds: [], sequence: 99 });
+    expect(await rpcError(third.responses.nextMatching(() => false))).toMatchObject({ code: Status.INVALID_ARGUMENT });
+    const fourth = await eventually(openBeat, () => 'a Beat stream once another was ended by the server');
+    for (const open of [beat, fourth]) open.close();
   });
 
   it('counts the connections a principal makes calls on, refuses one more, and forgets a connection when it closes', async () => {

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Status } from 'nice-grpc';
+import { Status, type Metadata } from 'nice-grpc';
 import type { BeatRequest, BeatResponse, Delivery, FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { WorkerState } from '../../gen/ojs/server/v1/worker_service';
 import { HandlerCode } from '../../gen/ojs/server/v1/job';
 import type { Clients } from './test-server';
 import { RequestStream, StreamReader } from './streams';
+
+/** What a test may add to a stream's call: request metadata, and a listener for the response headers. */
+export interface StreamCallOptions {
+  metadata?: Metadata;
+  onHeader?: (header: Metadata) => void;
+}
 
 export interface TestWorkerOptions {
   workerId?: string;
@@ -39,20 +45,23 @@ export class TestWorker {
     return new TestWorker(clients, workerId);
   }
 
-  openFetch(request: { queues?: string[]; maxWaitMs?: number } = {}): StreamReader<FetchResponse> {
+  openFetch(request: { queues?: string[]; maxWaitMs?: number } = {}, options: StreamCallOptions = {}): StreamReader<FetchResponse> {
     const abort = new AbortController();
     const maxWait =
       request.maxWaitMs === undefined
         ? undefined
         : { seconds: Math.floor(request.maxWaitMs / 1000), nanos: (request.maxWaitMs % 1000) * 1e6 };
-    const stream = this.clients.workers.fetch({ workerId: this.workerId, queues: request.queues ?? [], maxWait }, { signal: abort.signal });
+    const stream = this.clients.workers.fetch(
+      { workerId: this.workerId, queues: request.queues ?? [], maxWait },
+      { ...options, signal: abort.signal },
+    );
     return new StreamReader(stream, abort);
   }
 
-  openBeat(): BeatStream {
+  openBeat(options: StreamCallOptions = {}): BeatStream {
     const requests = new RequestStream<BeatRequest>();
     const abort = new AbortController();
-    const responses = this.clients.workers.beat(requests.queue, { signal: abort.signal });
+    const responses = this.clients.workers.beat(requests.queue, { ...options, signal: abort.signal });
     return new BeatStream(this, requests, new StreamReader(responses, abort));
   }
 

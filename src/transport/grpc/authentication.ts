@@ -1,16 +1,16 @@
-import type { CallContext } from 'nice-grpc';
 import { permissionDenied, unauthenticated } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { isAllowed, type MethodRule } from './method-rules';
 import { PEER_IDENTITIES_KEY, peerIdentitiesOf } from './peer-identity';
 import type { PrincipalDirectory } from './principal-directory';
+import type { RequestMetadata } from './request-metadata';
 
 /**
  * The principal a call runs as: undefined for a call that carries none (an
  * open method, or authentication off); throws UNAUTHENTICATED or
  * PERMISSION_DENIED for a call that may not run.
  */
-export type Authenticate = (methodPath: string, context: CallContext) => Principal | undefined;
+export type Authenticate = (methodPath: string, metadata: RequestMetadata) => Principal | undefined;
 
 /**
  * Authentication and authorisation of every call when an auth file is set.
@@ -27,11 +27,11 @@ export type Authenticate = (methodPath: string, context: CallContext) => Princip
  * @param rules The authorisation table (method-rules.ts), as configured.
  */
 export function authenticator(directory: (() => PrincipalDirectory) | undefined, rules: ReadonlyMap<string, MethodRule>): Authenticate {
-  return (methodPath, context) => {
+  return (methodPath, metadata) => {
     const rule = rules.get(methodPath);
     // Open calls carry no principal: their handlers use none.
     if (directory === undefined || rule === 'open') return undefined;
-    const principal = identify(directory(), context);
+    const principal = identify(directory(), metadata);
     if (principal === undefined) throw unauthenticated();
     // A path without a rule is refused: a method added without one is closed, not open.
     if (rule === undefined || !isAllowed(rule, principal)) throw permissionDenied(methodPath);
@@ -44,19 +44,19 @@ export function authenticator(directory: (() => PrincipalDirectory) | undefined,
  * refused even on a connection whose certificate names a principal, so a
  * client never runs as someone other than it asked to be.
  */
-function identify(directory: PrincipalDirectory, context: CallContext): Principal | undefined {
-  const token = presentedToken(context);
+function identify(directory: PrincipalDirectory, metadata: RequestMetadata): Principal | undefined {
+  const token = presentedToken(metadata);
   if (token !== undefined) return token === '' ? undefined : directory.findByToken(token);
-  const identities = peerIdentitiesOf(context.metadata.get(PEER_IDENTITIES_KEY));
+  const identities = peerIdentitiesOf(metadata.binary(PEER_IDENTITIES_KEY));
   return directory.findByCertificate(identities);
 }
 
 /** The bearer token of the call, if it sent one (an `authorization` value in another scheme counts as a wrong token). */
-function presentedToken(context: CallContext): string | undefined {
-  const authorization = context.metadata.get('authorization');
+function presentedToken(metadata: RequestMetadata): string | undefined {
+  const authorization = metadata.text('authorization');
   if (authorization !== undefined) {
     const match = /^Bearer +(\S+) *$/i.exec(authorization);
     return match === null ? '' : match[1];
   }
-  return context.metadata.get('x-ojs-api-key');
+  return metadata.text('x-ojs-api-key');
 }

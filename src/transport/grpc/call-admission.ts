@@ -1,4 +1,4 @@
-import type { ServerMiddlewareCall } from 'nice-grpc';
+import type { MethodDescriptor } from 'nice-grpc';
 import type { Principal } from '../../domain/principal';
 import { JobServiceDefinition } from '../../../gen/ojs/server/v1/job_service';
 import type { PrincipalUsage } from './principal-usage';
@@ -18,15 +18,16 @@ const WAIT_FOR_JOB_PATH = `/${JobServiceDefinition.fullName}/${JobServiceDefinit
  * limit. Runs after authentication; a call without a principal
  * (authentication off, or an open method such as health) is not limited.
  */
-export function admitCall<Request, Response>(
+export function admitCall(
   usage: PrincipalUsage,
   principal: Principal,
-  call: ServerMiddlewareCall<Request, Response>,
+  method: Pick<MethodDescriptor, 'path' | 'requestStream' | 'responseStream'>,
+  request: unknown,
   peer: string,
 ): (() => void) | undefined {
   usage.admitConnection(principal, peer);
-  if (call.method.path === ENQUEUE_PATH) usage.admitEnqueue(principal, jobCount(call.request));
-  const isLongLived = call.method.requestStream || call.method.responseStream || call.method.path === WAIT_FOR_JOB_PATH;
+  if (method.path === ENQUEUE_PATH) usage.admitEnqueue(principal, jobCount(request));
+  const isLongLived = method.requestStream || method.responseStream || method.path === WAIT_FOR_JOB_PATH;
   return isLongLived ? usage.openStream(principal) : undefined;
 }
 

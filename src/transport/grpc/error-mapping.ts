@@ -1,6 +1,7 @@
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { Status, ServerError } from 'nice-grpc';
 import { isAbortError } from 'abort-controller-x';
-import { BadRequest, ErrorInfo, RetryInfo, RichServerError, type ErrorDetails } from 'nice-grpc-error-details';
+import { Any, BadRequest, ErrorInfo, RetryInfo, RichServerError, type ErrorDetails } from 'nice-grpc-error-details';
 import { OjsError, type ErrorCode } from '../../domain/errors';
 import type { Logger } from '../../app/ports';
 
@@ -71,18 +72,61 @@ export function toRichServerError(error: OjsError): RichServerError {
 }
 
 /**
+ * What the client is sent for a call that failed: its status and message,
+ * and the trailers that say more. Both transports (the middleware of
+ * nice-grpc's methods, the worker streams on grpc-js) send exactly this.
+ */
+export interface ClientFailure {
+  code: Status;
+  message: string;
+  /** google.rpc.Status with the error's details (ojs-grpc-binding 8.4), for the `grpc-status-details-bin` trailer. */
+  statusDetails?: Uint8Array;
+  /** ojs-grpc-binding 9.3: the wait in seconds, for clients that read metadata rather than google.rpc.RetryInfo. */
+  retryAfter?: string;
+}
+
+/**
  * Maps whatever a handler threw to what the client sees. OjsErrors carry
  * their code (backend errors are logged with their cause); gRPC errors and
  * cancellations pass through; anything else is a bug, logged here and
  * reported as INTERNAL without internals.
  */
-export function toClientError(error: unknown, method: string, logger: Logger): unknown {
+export function toClientFailure(error: unknown, method: string, logger: Logger): ClientFailure {
+  if (isAbortError(error)) return { code: Status.CANCELLED, message: 'The operation was cancelled' };
+  if (error instanceof ServerError) return { code: error.code, message: error.details };
+  let ojsError: OjsError;
   if (error instanceof OjsError) {
     // A backend error is a bug or a refusal of the store: the client sees the code, the operator the cause.
     if (error.code === 'backend_error') logger.error({ err: error, cause: error.cause, method }, 'the store refused a call');
-    return toRichServerError(error);
+    ojsError = error;
+  } else {
+    logger.error({ err: error, method }, 'unexpected error while handling a call');
+    ojsError = new OjsError('backend_error', 'internal error');
   }
-  if (error instanceof ServerError || isAbortError(error)) return error;
-  logger.error({ err: error, method }, 'unexpected error while handling a call');
-  return toRichServerError(new OjsError('backend_error', 'internal error'));
+  const rich = toRichServerError(ojsError);
+  const failure: ClientFailure = { code: rich.code, message: rich.details, statusDetails: encodeStatus(rich) };
+  if (ojsError.retryDelayMs !== undefined) failure.retryAfter = (ojsError.retryDelayMs / 1_000).toFixed(3);
+  return failure;
+}
+
+/**
+ * google.rpc.Status { code = 1; message = 2; repeated google.protobuf.Any details = 3 },
+ * as nice-grpc-error-details' middleware writes it (its encoder is not exported;
+ * its client middleware reads this back in the tests).
+ */
+function encodeStatus(error: RichServerError): Uint8Array {
+  const writer = new BinaryWriter().uint32(8).int32(error.code).uint32(18).string(error.details);
+  for (const detail of error.extra) {
+    const value = encodeDetail(detail);
+    writer.uint32(26).bytes(Any.encode(Any.fromPartial({ typeUrl: `type.googleapis.com/${detail.$type}`, value })).finish());
+  }
+  return writer.finish();
+}
+
+/** A detail of the kinds toRichServerError adds. */
+function encodeDetail(detail: ErrorDetails): Uint8Array {
+  if (detail.$type === ErrorInfo.$type) return ErrorInfo.encode(detail).finish();
+  if (detail.$type === RetryInfo.$type) return RetryInfo.encode(detail).finish();
+  if (detail.$type === BadRequest.$type) return BadRequest.encode(detail).finish();
+  throw new Error(`no encoder for error detail ${detail.$type}`);
 }

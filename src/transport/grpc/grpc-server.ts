@@ -1,6 +1,5 @@
 import type { ServerHttp2Session } from 'node:http2';
-import { createServer } from 'nice-grpc';
-import { errorDetailsServerMiddleware } from 'nice-grpc-error-details';
+import { composeServerMiddleware } from 'nice-grpc';
 import { HealthDefinition, HealthServiceImpl, HealthState } from 'nice-grpc-server-health';
 import { DEFAULT_CONNECTION_POLICY, type ConnectionPolicy } from '../../../lib/connection-policy';
 import { policePings } from '../../../lib/ping-police';
@@ -11,7 +10,10 @@ import { OperatorServiceDefinition } from '../../../gen/ojs/server/v1/operator_s
 import { ScheduleServiceDefinition } from '../../../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_service';
 import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
+import { BeatStreams } from './beat-streams';
+import { CallGate } from './call-gate';
 import { FramedFetchResponseType } from './fetch-framing';
+import { FetchStreams } from './fetch-streams';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
 import { listenWatchingSessions } from './http2-sessions';
@@ -23,6 +25,7 @@ import { PrincipalUsage } from './principal-usage';
 import { reflectionServices } from './reflection';
 import { exposureWarning, serverSecurity, type SecurityOptions } from './server-security';
 import { ojsServerMiddleware } from './server-middleware';
+import { ServiceHost } from './service-host';
 import { terminatorMiddleware } from './terminator-middleware';
 import { WorkerServiceHandlers } from './worker-service';
 import { WorkflowServiceHandlers } from './workflow-service';
@@ -85,7 +88,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   const connections = options.connections ?? DEFAULT_CONNECTION_POLICY;
   // The enqueue rate reads the application's clock, so a test's ManualClock drives it.
   const usage = new PrincipalUsage(options.principalLimits ?? DEFAULT_PRINCIPAL_LIMITS, app.context.clock);
-  const server = createServer({
+  const server = new ServiceHost({
     // Hands the verified client certificate, which only grpc-js sees, to the authentication: only with an auth file
     // does anyone read it (or could a caller's own header of that name pass for it), and each call pays for the layer.
     ...(options.security?.authFile !== undefined && { interceptors: [peerIdentityInterceptor] }),
@@ -98,23 +101,29 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       'grpc.max_connection_age_grace_ms': connections.maxAgeGraceMs,
     }),
     ...(connections.maxStreams > 0 && { 'grpc.max_concurrent_streams': connections.maxStreams }),
-  })
-    .use(errorDetailsServerMiddleware)
-    .use(
-      ojsServerMiddleware({ logger: app.context.logger, serverVersion: options.serverVersion, authenticate: security.authenticate, usage }),
-    );
+  });
+  const gate = new CallGate({
+    logger: app.context.logger,
+    serverVersion: options.serverVersion,
+    authenticate: security.authenticate,
+    usage,
+  });
+  const middleware = ojsServerMiddleware(gate);
 
   const health = HealthState();
-  const workerService = new WorkerServiceHandlers(app);
-  server.add(guardDecoding(workerServiceDefinition), workerService);
-  server.add(guardDecoding(jobServiceDefinition), new JobServiceHandlers(app));
+  const beatStreams = new BeatStreams(app, gate);
+  server.add(guardDecoding(workerServiceDefinition), new WorkerServiceHandlers(app), middleware, {
+    beat: beatStreams.handle,
+    fetch: new FetchStreams(app, gate).handle,
+  });
+  server.add(guardDecoding(jobServiceDefinition), new JobServiceHandlers(app), middleware);
   const operatorService = new OperatorServiceHandlers(app);
-  server.add(guardDecoding(OperatorServiceDefinition), operatorService);
-  server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app));
-  server.add(guardDecoding(WorkflowServiceDefinition), new WorkflowServiceHandlers(app));
+  server.add(guardDecoding(OperatorServiceDefinition), operatorService, middleware);
+  server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app), middleware);
+  server.add(guardDecoding(WorkflowServiceDefinition), new WorkflowServiceHandlers(app), middleware);
   // Only the health Watch stream asks to be ended by the terminator: the other calls skip its layer
-  // (a generator and an AbortController on each of thousands of worker streams).
-  server.with(terminator).add(guardDecoding(HealthDefinition), HealthServiceImpl(health));
+  // (a generator and an AbortController on each call).
+  server.add(guardDecoding(HealthDefinition), HealthServiceImpl(health), composeServerMiddleware(middleware, terminator));
   const ojsServices = [
     WorkerServiceDefinition,
     JobServiceDefinition,
@@ -124,7 +133,7 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
   ].map((d) => d.fullName);
   if (options.security?.reflectionAccess !== 'off') {
     for (const { definition, implementation } of reflectionServices(options.descriptorSet, [...ojsServices, HEALTH_SERVICE])) {
-      server.add(definition, implementation);
+      server.add(definition, implementation, middleware);
     }
   }
 
@@ -180,7 +189,8 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
       isShuttingDown = true;
       setStatus('unhealthy');
       const drained = server.shutdown();
-      workerService.endStreams();
+      beatStreams.endAll();
+      app.streams.endAll('server_shutdown');
       operatorService.endStreams();
       // WaitForJob calls answer at once (finished = false): a client asks again, on another replica.
       app.results.endAll();

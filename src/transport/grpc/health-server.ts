@@ -1,9 +1,9 @@
 import { ServerCredentials } from '@grpc/grpc-js';
 import { createServer } from 'nice-grpc';
-import { errorDetailsServerMiddleware } from 'nice-grpc-error-details';
 import { HealthDefinition, HealthServiceImpl, type HealthState } from 'nice-grpc-server-health';
 import type { Logger } from '../../app/ports';
 import { guardDecoding } from './guarded-decoding';
+import { CallGate } from './call-gate';
 import { ojsServerMiddleware } from './server-middleware';
 
 /**
@@ -43,9 +43,7 @@ export interface HealthServer {
  * the main port (INVALID_ARGUMENT).
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const server = createServer()
-    .use(errorDetailsServerMiddleware)
-    .use(ojsServerMiddleware({ logger: options.logger, serverVersion: options.serverVersion }));
+  const server = createServer().use(ojsServerMiddleware(new CallGate({ logger: options.logger, serverVersion: options.serverVersion })));
   server.add(guardDecoding(HealthDefinition), HealthServiceImpl(options.health));
   const listeningOn = await server.listen(`${options.host}:${options.port}`, ServerCredentials.createInsecure());
   return {

@@ -6,8 +6,8 @@ export const CERTIFICATE_IDENTITY_KINDS = ['URI', 'DNS', 'CN'] as const;
 
 /**
  * The metadata key that carries the verified client certificate's identities
- * from the grpc-js layer (which sees the TLS socket) to the nice-grpc
- * middleware (which sees only metadata). Whatever a client sends under this
+ * from the grpc-js layer (which sees the TLS socket) to the call gate
+ * (call-gate.ts, which sees only metadata). Whatever a client sends under this
  * key is dropped first, so only the server can set it.
  */
 export const PEER_IDENTITIES_KEY = 'x-ojs-verified-peer-identities-bin';

@@ -1,59 +1,36 @@
-import type { CallContext, ServerMiddleware, ServerMiddlewareCall } from 'nice-grpc';
-import { invalidRequest, OjsError } from '../../domain/errors';
-import type { Logger } from '../../app/ports';
+import { ServerError, type CallContext, type ServerMiddleware, type ServerMiddlewareCall } from 'nice-grpc';
 import type { AuthContext } from './auth-context';
-import type { Authenticate } from './authentication';
-import { admitCall } from './call-admission';
-import { toClientError } from './error-mapping';
-import { UndecodableRequest } from './guarded-decoding';
-import type { PrincipalUsage } from './principal-usage';
-
-export interface ServerMiddlewareOptions {
-  logger: Logger;
-  serverVersion: string;
-  /** Who a call runs as (authentication.ts); without, every call runs as ANONYMOUS. */
-  authenticate?: Authenticate;
-  /** What each principal may hold (call-admission.ts); without, nothing is limited. */
-  usage?: PrincipalUsage;
-}
+import { decoded, type CallGate } from './call-gate';
+import { niceGrpcRequestMetadata } from './request-metadata';
 
 /**
- * Wraps every call, in one layer (a layer is a generator every message of
- * a stream passes through, on each of thousands of worker streams): echoes
- * x-ojs-request-id and announces the server version (ojs-grpc-binding
- * section 9), refuses requests whose bytes did not decode, then
- * authenticates the caller and holds it to its limits, and turns whatever
- * is thrown into the client-facing error (with a retry-after trailer when
- * the error says how long to wait).
+ * Wraps every call nice-grpc serves, in one layer (a layer is a generator
+ * every message of a stream passes through): the call gate's headers and
+ * admission (call-gate.ts), the caller's principal in the context, and
+ * whatever is thrown turned into the client-facing status with its
+ * trailers (error details, retry-after).
  */
-export function ojsServerMiddleware(options: ServerMiddlewareOptions): ServerMiddleware {
-  const { logger, serverVersion, authenticate, usage } = options;
+export function ojsServerMiddleware(gate: CallGate): ServerMiddleware {
   return async function* ojsMiddleware<Request, Response>(call: ServerMiddlewareCall<Request, Response>, context: CallContext) {
-    const requestId = context.metadata.get('x-ojs-request-id');
-    if (requestId !== undefined) context.header.set('x-ojs-request-id', requestId);
-    context.header.set('x-ojs-server-version', serverVersion);
+    const metadata = niceGrpcRequestMetadata(context.metadata);
+    for (const [key, value] of gate.responseHeaders(metadata)) context.header.set(key, value);
     let release: (() => void) | undefined;
     try {
-      const request = call.requestStream ? decodedStream(call.request) : decoded(call.request);
-      const principal = authenticate?.(call.method.path, context);
-      if (principal === undefined) return yield* call.next(request, context);
-      if (usage !== undefined) release = admitCall(usage, principal, call, context.peer);
-      const authenticated: CallContext & AuthContext = { ...context, principal };
+      const admission = gate.admit(call.method, call.requestStream ? undefined : call.request, metadata, context.peer);
+      release = admission.release;
+      const request = call.requestStream ? decodedStream(call.request) : call.request;
+      if (admission.principal === undefined) return yield* call.next(request, context);
+      const authenticated: CallContext & AuthContext = { ...context, principal: admission.principal };
       return yield* call.next(request, authenticated);
     } catch (error) {
-      // ojs-grpc-binding 9.3: the wait in seconds, for clients that read metadata rather than google.rpc.RetryInfo.
-      if (error instanceof OjsError && error.retryDelayMs !== undefined)
-        context.trailer.set('retry-after', (error.retryDelayMs / 1_000).toFixed(3));
-      throw toClientError(error, call.method.path, logger);
+      const failure = gate.failure(error, call.method.path);
+      if (failure.statusDetails !== undefined) context.trailer.set('grpc-status-details-bin', failure.statusDetails);
+      if (failure.retryAfter !== undefined) context.trailer.set('retry-after', failure.retryAfter);
+      throw new ServerError(failure.code, failure.message);
     } finally {
       release?.();
     }
   };
-}
-
-function decoded<Request>(request: Request): Request {
-  if (request instanceof UndecodableRequest) throw invalidRequest('request', `the message could not be decoded (${request.reason})`);
-  return request;
 }
 
 async function* decodedStream<Request>(requests: AsyncIterable<Request>): AsyncGenerator<Request> {

@@ -1,7 +1,8 @@
+import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { Status } from 'nice-grpc';
-import { BadRequest, ErrorInfo, RetryInfo } from 'nice-grpc-error-details';
+import { Any, BadRequest, ErrorInfo, RetryInfo } from 'nice-grpc-error-details';
 import { OjsError, type ErrorCode } from '../../../src/domain/errors';
-import { ERROR_DOMAIN, STATUS_BY_CODE, toClientError, toRichServerError } from '../../../src/transport/grpc/error-mapping';
+import { ERROR_DOMAIN, STATUS_BY_CODE, toClientFailure, toRichServerError } from '../../../src/transport/grpc/error-mapping';
 import { RecordingLogger } from '../../support/silent-logger';
 import { objectContaining } from '../../support/matchers';
 
@@ -53,9 +54,50 @@ describe('mapping OJS errors to gRPC', () => {
 
   it('reports an unexpected error as INTERNAL without its details, and logs it', () => {
     const logger = new RecordingLogger();
-    const mapped = toClientError(new TypeError('secret internals'), '/svc/Method', logger) as { code: Status; details: string };
-    expect(mapped.code).toBe(Status.INTERNAL);
-    expect(mapped.details).toBe('internal error');
+    const failure = toClientFailure(new TypeError('secret internals'), '/svc/Method', logger);
+    expect(failure).toMatchObject({ code: Status.INTERNAL, message: 'internal error' });
+    expect(decodeStatus(failure.statusDetails!).reasons).toEqual(['backend_error']);
     expect(logger.entries).toEqual([expect.objectContaining({ level: 'error', context: objectContaining({ method: '/svc/Method' }) })]);
   });
+
+  it('sends google.rpc.Status with the details in its trailer, and retry-after when the wait is known', () => {
+    const error = new OjsError('rate_limited', 'slow down', {
+      retryDelayMs: 2_250,
+      fieldViolations: [{ field: 'jobs', description: 'x' }],
+    });
+    const failure = toClientFailure(error, '/svc/Method', new RecordingLogger());
+    expect(failure).toMatchObject({ code: Status.RESOURCE_EXHAUSTED, message: 'slow down', retryAfter: '2.250' });
+    expect(decodeStatus(failure.statusDetails!)).toEqual({
+      code: Status.RESOURCE_EXHAUSTED,
+      message: 'slow down',
+      types: [ErrorInfo.$type, RetryInfo.$type, BadRequest.$type].map((type) => `type.googleapis.com/${type}`),
+      reasons: ['rate_limited'],
+    });
+    expect(toClientFailure(new OjsError('not_found', 'gone'), '/svc/Method', new RecordingLogger()).retryAfter).toBeUndefined();
+  });
+
+  it('passes a cancellation through as CANCELLED, without details', () => {
+    const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
+    expect(toClientFailure(abort, '/svc/Method', new RecordingLogger())).toEqual({
+      code: Status.CANCELLED,
+      message: 'The operation was cancelled',
+    });
+  });
 });
+
+/** google.rpc.Status read field by field: its code, message, the type of each detail and the reason of its ErrorInfo. */
+function decodeStatus(bytes: Uint8Array): { code: number; message: string; types: string[]; reasons: string[] } {
+  const reader = new BinaryReader(bytes);
+  const status = { code: 0, message: '', types: [] as string[], reasons: [] as string[] };
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    if (tag === 8) status.code = reader.int32();
+    else if (tag === 18) status.message = reader.string();
+    else if (tag === 26) {
+      const detail = Any.decode(reader.bytes());
+      status.types.push(detail.typeUrl);
+      if (detail.typeUrl.endsWith(ErrorInfo.$type)) status.reasons.push(ErrorInfo.decode(detail.value).reason);
+    } else throw new Error(`unexpected tag ${tag}`);
+  }
+  return status;
+}

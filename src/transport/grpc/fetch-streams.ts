@@ -1,0 +1,60 @@
+import type { handleServerStreamingCall } from '@grpc/grpc-js';
+import type { Application } from '../../app/application';
+import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
+import { WorkerServiceDefinition, type FetchRequest, type FetchResponse } from '../../../gen/ojs/server/v1/worker_service';
+import { decoded, gatedMethod, type CallGate } from './call-gate';
+import { DirectCall } from './direct-call';
+import { frameDeliveries } from './fetch-framing';
+import type { UndecodableRequest } from './guarded-decoding';
+import { shuttingDown } from './shutting-down';
+import { fromDuration } from './time-mapping';
+
+const FETCH = gatedMethod(WorkerServiceDefinition, WorkerServiceDefinition.methods.fetch);
+
+/**
+ * The Fetch streams of WorkerService, served on grpc-js directly (a replica
+ * holds one per worker; service-host.ts): each delivers the jobs claimed
+ * for its worker, and a keepalive after an interval with nothing sent. A
+ * stream waits for the client to take what was written before it claims
+ * again. Server shutdown ends them through the application's streams
+ * (WorkerStreams.endAll), with UNAVAILABLE.
+ */
+export class FetchStreams {
+  constructor(
+    private readonly app: Application,
+    private readonly gate: CallGate,
+  ) {}
+
+  readonly handle: handleServerStreamingCall<FetchRequest | UndecodableRequest, FetchResponse> = (call) => {
+    const stream = DirectCall.open(this.gate, FETCH, call, call.request);
+    if (stream === undefined) return;
+    // Admitted, the request is one that decoded: decoded() only narrows its type here.
+    this.serve(stream, decoded(call.request)).then(
+      () => stream.end(),
+      (error: unknown) => stream.fail(error),
+    );
+  };
+
+  private async serve(stream: DirectCall<FetchRequest | UndecodableRequest, FetchResponse>, request: FetchRequest): Promise<void> {
+    const maxWaitMs = fromDuration(request.maxWait) ?? 0;
+    const session = await this.app.streams.openFetch(stream.principal, request.workerId, request.queues, maxWaitMs);
+    stream.onEnd(() => session.end('client_cancelled'));
+    // A keepalive goes only after an interval with nothing sent: every message restarts the countdown.
+    const keepalive = setInterval(() => this.app.streams.keepalive(session), this.app.context.settings.streamKeepaliveMs);
+    const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
+    try {
+      for await (const jobs of this.app.streams.deliveries(session)) {
+        const serverTime = new Date(this.app.context.clock.now());
+        let isFull = false;
+        if (jobs.length === 0) isFull = !stream.write({ deliveries: [], serverTime });
+        else for (const message of frameDeliveries(jobs, serverTime, DELIVERY_BUDGET_BYTES)) isFull = !stream.write(message);
+        if (isFull) await stream.drained();
+        keepalive.refresh();
+      }
+      if (session.endReason === 'server_shutdown') throw shuttingDown();
+    } finally {
+      clearInterval(keepalive);
+      clearTimeout(maxWait);
+    }
+  }
+}
