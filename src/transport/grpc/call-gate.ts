@@ -38,7 +38,7 @@ export interface Admission {
 /**
  * What every call goes through, whichever library serves it (nice-grpc's
  * methods through server-middleware.ts, the worker streams on grpc-js
- * through worker-stream-calls.ts): the headers it answers with, its
+ * through direct-call.ts): the headers it answers with, its
  * admission, and what the client is sent when it fails.
  */
 export class CallGate {

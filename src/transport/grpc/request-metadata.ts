@@ -4,7 +4,7 @@ import type { Metadata as NiceGrpcMetadata } from 'nice-grpc';
 /**
  * A call's request metadata as the call gate reads it, whichever library
  * carries the call: nice-grpc for most methods, grpc-js for the worker
- * streams (worker-stream-calls.ts).
+ * streams (direct-call.ts).
  */
 export interface RequestMetadata {
   /** The value of an ASCII key, if the call sent one. */
