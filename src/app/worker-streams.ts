@@ -142,7 +142,6 @@ export class WorkerStreams {
     };
   }
 
-  /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
   /**
    * A keepalive of `session` is due (its stream sent nothing for a
    * keepalive interval). Signals can be lost (a replica cut off from the
@@ -166,6 +165,7 @@ export class WorkerStreams {
     session.keepalive();
   }
 
+  /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */
   endAll(reason: FetchEndReason): void {
     this.endedFor = reason;
     for (const session of this.sessions.values()) session.end(reason);

@@ -46,7 +46,7 @@ export class DirectCall<Request, Response> {
   private constructor(
     private readonly gate: CallGate,
     private readonly method: GatedMethod,
-    readonly call: StreamCall<Request, Response>,
+    private readonly call: StreamCall<Request, Response>,
     principal: Principal,
     release: (() => void) | undefined,
   ) {

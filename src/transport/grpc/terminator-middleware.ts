@@ -16,7 +16,8 @@ export type TerminatorMiddleware = ServerMiddleware<TerminatorContext> & {
  * Lets endless calls end on shutdown instead of holding it up. It provides
  * the `abortOnTerminate` hook that nice-grpc-server-health's Watch calls
  * (the hook of nice-grpc's terminator middleware, which our registry does
- * not carry); our own streams end through their handlers' endStreams().
+ * not carry); the server's own streams are ended by its shutdown
+ * (BeatStreams.endAll, WorkerStreams.endAll, OperatorServiceHandlers.endStreams).
  */
 export function terminatorMiddleware(): TerminatorMiddleware {
   const marked = new Set<AbortController>();
