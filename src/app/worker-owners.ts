@@ -39,18 +39,23 @@ export class WorkerOwners {
   /**
    * Refuses a caller that is not the worker's owner with the same NOT_FOUND
    * as for an unknown worker id, so that a stranger cannot tell whether the
-   * worker exists. Reads the store only for a worker not yet remembered.
+   * worker exists. Reads the store only for a worker not yet remembered:
+   * a remembered one is checked at once, without a promise (every beat of
+   * every worker is checked here).
    */
-  async assertOwner(caller: Principal, workerId: string): Promise<void> {
-    let owner = this.owners.get(workerId);
-    if (owner === undefined) {
-      const before = this.forgettings;
-      const snapshot = await this.store.getWorker(workerId);
-      if (snapshot === undefined) throw workerNotFound(workerId);
-      if (this.forgettings === before) this.remember(snapshot.worker);
-      owner = snapshot.worker.owner;
-    }
+  assertOwner(caller: Principal, workerId: string): Promise<void> | undefined {
+    const owner = this.owners.get(workerId);
+    if (owner === undefined) return this.assertOwnerRead(caller, workerId);
     if (!isOwnedBy({ owner }, caller)) throw workerNotFound(workerId);
+    return undefined;
+  }
+
+  private async assertOwnerRead(caller: Principal, workerId: string): Promise<void> {
+    const before = this.forgettings;
+    const snapshot = await this.store.getWorker(workerId);
+    if (snapshot === undefined) throw workerNotFound(workerId);
+    if (this.forgettings === before) this.remember(snapshot.worker);
+    if (!isOwnedBy(snapshot.worker, caller)) throw workerNotFound(workerId);
   }
 
   stop(): void {

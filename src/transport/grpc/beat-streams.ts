@@ -3,11 +3,13 @@ import type { Application } from '../../app/application';
 import type { BeatMemory } from '../../app/worker-registry';
 import { invalidRequest, workerNotFound } from '../../domain/errors';
 import type { WorkerState } from '../../domain/worker';
-import { WorkerServiceDefinition, type BeatRequest, type BeatResponse } from '../../../gen/ojs/server/v1/worker_service';
+import { BeatResponse, WorkerServiceDefinition, type BeatRequest } from '../../../gen/ojs/server/v1/worker_service';
 import { decoded, gatedMethod, type CallGate } from './call-gate';
 import { DirectCall } from './direct-call';
+import { serializeComplete } from './encoded-messages';
 import { fromProtoWorkerState, toProtoWorkerState } from './enum-mapping';
 import type { UndecodableRequest } from './guarded-decoding';
+import type { DirectMethod } from './service-host';
 import { shuttingDown } from './shutting-down';
 
 const BEAT = gatedMethod(WorkerServiceDefinition, WorkerServiceDefinition.methods.beat);
@@ -44,7 +46,13 @@ export class BeatStreams {
     for (const stream of this.open) stream.fail(shuttingDown());
   }
 
-  readonly handle: handleBidiStreamingCall<BeatRequest | UndecodableRequest, BeatResponse> = (call) => {
+  /** Beat as the service host serves it. */
+  readonly method: DirectMethod = {
+    handler: (call: Parameters<handleBidiStreamingCall<BeatRequest | UndecodableRequest, BeatResponse>>[0]) => this.handle(call),
+    serializeResponse: (message: BeatResponse) => serializeComplete(BeatResponse, message),
+  };
+
+  private readonly handle: handleBidiStreamingCall<BeatRequest | UndecodableRequest, BeatResponse> = (call) => {
     const stream = DirectCall.open(this.gate, BEAT, call, undefined);
     if (stream === undefined) return;
     if (this.isEnded) return stream.fail(shuttingDown());
@@ -76,39 +84,42 @@ export class BeatStreams {
       this.open.delete(stream);
     });
 
-    const onBeat = async (message: BeatRequest | UndecodableRequest): Promise<void> => {
-      const request = decoded(message);
-      if (workerId === '') {
-        memory = await this.app.workers.startBeats(caller, request.workerId);
-        // Cancelled meanwhile: nothing is left to detach a listener attached now.
-        if (stream.isEnded) return;
-        workerId = request.workerId;
-        detach = this.app.streams.attachBeat(workerId, {
-          directed: (to) => push(to),
-          cancelled: (jobIds) => push(state, { cancelled: jobIds }),
-          timedOut: (jobIds) => push(state, { timedOut: jobIds }),
-          reclaimed: (jobIds) => push(state, { reclaimed: jobIds }),
-          removed: () => stream.fail(workerNotFound(workerId)),
-        });
-      } else if (request.workerId !== workerId) {
-        throw invalidRequest('worker_id', 'must be the same on every message of a Beat stream');
-      }
-      const beatState = fromProtoWorkerState(request.state);
-      if (beatState === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
-      const outcome = await this.app.workers.beat(
-        caller,
-        { workerId, state: beatState, sequence: request.sequence, activeJobIds: request.activeJobIds },
-        memory,
-      );
-      push(
-        outcome.desiredState,
-        { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds, reclaimed: outcome.reclaimedJobIds },
-        request.sequence,
-      );
+    // Binds the stream to its first beat's worker, once that is found to be the caller's; false if the stream ended meanwhile.
+    const bind = async (request: BeatRequest): Promise<boolean> => {
+      memory = await this.app.workers.startBeats(caller, request.workerId);
+      // Cancelled meanwhile: nothing is left to detach a listener attached now.
+      if (stream.isEnded) return false;
+      workerId = request.workerId;
+      detach = this.app.streams.attachBeat(workerId, {
+        directed: (to) => push(to),
+        cancelled: (jobIds) => push(state, { cancelled: jobIds }),
+        timedOut: (jobIds) => push(state, { timedOut: jobIds }),
+        reclaimed: (jobIds) => push(state, { reclaimed: jobIds }),
+        removed: () => stream.fail(workerNotFound(workerId)),
+      });
+      return true;
     };
-    const handle = async (message: BeatRequest | UndecodableRequest): Promise<void> => {
+    // Answers one beat, then reads the next; a beat that fails ends the stream with its error.
+    const onBeat = async (message: BeatRequest | UndecodableRequest): Promise<void> => {
       try {
-        await onBeat(message);
+        const request = decoded(message);
+        if (workerId === '') {
+          if (!(await bind(request))) return;
+        } else if (request.workerId !== workerId) {
+          throw invalidRequest('worker_id', 'must be the same on every message of a Beat stream');
+        }
+        const beatState = fromProtoWorkerState(request.state);
+        if (beatState === undefined) throw invalidRequest('state', 'must be RUNNING, QUIET or TERMINATE');
+        const outcome = await this.app.workers.beat(
+          caller,
+          { workerId, state: beatState, sequence: request.sequence, activeJobIds: request.activeJobIds },
+          memory,
+        );
+        push(
+          outcome.desiredState,
+          { cancelled: outcome.cancelledJobIds, timedOut: outcome.timedOutJobIds, reclaimed: outcome.reclaimedJobIds },
+          request.sequence,
+        );
         if (!stream.isEnded) call.resume();
       } catch (error) {
         stream.fail(error);
@@ -118,7 +129,7 @@ export class BeatStreams {
     let handling: Promise<void> = Promise.resolve();
     call.on('data', (message: BeatRequest | UndecodableRequest) => {
       call.pause();
-      handling = handle(message);
+      handling = onBeat(message);
     });
     call.once('end', () => void handling.then(() => stream.end()));
   };

@@ -31,6 +31,18 @@ export function encodeWith(write: (writer: BinaryWriter) => BinaryWriter): Uint8
   return bytes;
 }
 
+/**
+ * The serialized bytes of a response its handler built complete (typed as
+ * the whole message, as the worker streams write them), for grpc-js:
+ * encoded on the shared writer, without the fromPartial copy nice-grpc
+ * makes of every response, and handed over as a Buffer over those bytes
+ * (grpc-js copies them into its frame).
+ */
+export function serializeComplete<Message>(type: Pick<EncodableType<Message>, 'encode'>, message: Message): Buffer {
+  const bytes = encodeWith((writer) => type.encode(message, writer));
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 const PARTS = Symbol('encodedParts');
 
 /** A message whose repeated field's items are bytes already, encoded when they were measured. */

@@ -4,8 +4,10 @@ import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
 import { WorkerServiceDefinition, type FetchRequest, type FetchResponse } from '../../../gen/ojs/server/v1/worker_service';
 import { decoded, gatedMethod, type CallGate } from './call-gate';
 import { DirectCall } from './direct-call';
-import { frameDeliveries } from './fetch-framing';
+import { serializeComplete } from './encoded-messages';
+import { FramedFetchResponseType, frameDeliveries } from './fetch-framing';
 import type { UndecodableRequest } from './guarded-decoding';
+import type { DirectMethod } from './service-host';
 import { shuttingDown } from './shutting-down';
 import { fromDuration } from './time-mapping';
 
@@ -25,7 +27,13 @@ export class FetchStreams {
     private readonly gate: CallGate,
   ) {}
 
-  readonly handle: handleServerStreamingCall<FetchRequest | UndecodableRequest, FetchResponse> = (call) => {
+  /** Fetch as the service host serves it. */
+  readonly method: DirectMethod = {
+    handler: (call: Parameters<handleServerStreamingCall<FetchRequest | UndecodableRequest, FetchResponse>>[0]) => this.handle(call),
+    serializeResponse: (message: FetchResponse) => serializeComplete(FramedFetchResponseType, message),
+  };
+
+  private readonly handle: handleServerStreamingCall<FetchRequest | UndecodableRequest, FetchResponse> = (call) => {
     const stream = DirectCall.open(this.gate, FETCH, call, call.request);
     if (stream === undefined) return;
     // Admitted, the request is one that decoded: decoded() only narrows its type here.

@@ -12,7 +12,6 @@ import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_servi
 import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
 import { BeatStreams } from './beat-streams';
 import { CallGate } from './call-gate';
-import { FramedFetchResponseType } from './fetch-framing';
 import { FetchStreams } from './fetch-streams';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
@@ -64,15 +63,6 @@ export interface GrpcServer {
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
-/** WorkerService as served: Fetch messages carry deliveries encoded once, when they were measured (fetch-framing.ts). */
-const workerServiceDefinition = {
-  ...WorkerServiceDefinition,
-  methods: {
-    ...WorkerServiceDefinition.methods,
-    fetch: { ...WorkerServiceDefinition.methods.fetch, responseType: FramedFetchResponseType },
-  },
-};
-
 /** JobService as served: an Enqueue answer carries its envelopes encoded already (job-service.ts). */
 const jobServiceDefinition = {
   ...JobServiceDefinition,
@@ -112,9 +102,9 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
 
   const health = HealthState();
   const beatStreams = new BeatStreams(app, gate);
-  server.add(guardDecoding(workerServiceDefinition), new WorkerServiceHandlers(app), middleware, {
-    beat: beatStreams.handle,
-    fetch: new FetchStreams(app, gate).handle,
+  server.add(guardDecoding(WorkerServiceDefinition), new WorkerServiceHandlers(app), middleware, {
+    beat: beatStreams.method,
+    fetch: new FetchStreams(app, gate).method,
   });
   server.add(guardDecoding(jobServiceDefinition), new JobServiceHandlers(app), middleware);
   const operatorService = new OperatorServiceHandlers(app);

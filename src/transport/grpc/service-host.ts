@@ -1,9 +1,19 @@
-import { Server, ServerCredentials, type ServerOptions, type UntypedHandleCall } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type MethodDefinition, type ServerOptions, type UntypedHandleCall } from '@grpc/grpc-js';
 import type { CallContext, CompatServiceDefinition, ServerMiddleware } from 'nice-grpc';
 import { createBidiStreamingMethodHandler } from 'nice-grpc/lib/server/handleBidiStreamingCall';
 import { createServerStreamingMethodHandler } from 'nice-grpc/lib/server/handleServerStreamingCall';
 import { createUnaryMethodHandler } from 'nice-grpc/lib/server/handleUnaryCall';
 import { normalizeServiceDefinition, toGrpcJsServiceDefinition } from 'nice-grpc/lib/service-definitions';
+
+/**
+ * A method served on grpc-js directly: its handler, and how its responses
+ * are serialized. The handler writes complete messages, so they are
+ * encoded as they are (serializeComplete), without nice-grpc's copy.
+ */
+export interface DirectMethod {
+  handler: UntypedHandleCall;
+  serializeResponse(this: void, message: unknown): Buffer;
+}
 
 /**
  * The grpc-js server of the main port. Methods are served by nice-grpc
@@ -30,14 +40,16 @@ export class ServiceHost {
     definition: CompatServiceDefinition,
     implementation: object,
     middleware: ServerMiddleware | undefined,
-    direct: Readonly<Record<string, UntypedHandleCall>> = {},
+    direct: Readonly<Record<string, DirectMethod>> = {},
   ): void {
     const methods = normalizeServiceDefinition(definition);
+    const grpcJsMethods: Record<string, MethodDefinition<unknown, unknown>> = { ...toGrpcJsServiceDefinition(methods) };
     const handlers: Record<string, UntypedHandleCall> = {};
     for (const [name, method] of Object.entries(methods)) {
-      const handler = direct[name];
-      if (handler !== undefined) {
-        handlers[name] = handler;
+      const directMethod = direct[name];
+      if (directMethod !== undefined) {
+        handlers[name] = directMethod.handler;
+        grpcJsMethods[name] = { ...grpcJsMethods[name]!, responseSerialize: directMethod.serializeResponse };
         continue;
       }
       // The implementation's method, bound as nice-grpc's createServer binds it; the definition says which kind it is.
@@ -53,7 +65,7 @@ export class ServiceHost {
         throw new Error(`${method.path}: client-streaming methods are not served`);
       }
     }
-    this.server.addService(toGrpcJsServiceDefinition(methods), handlers);
+    this.server.addService(grpcJsMethods, handlers);
   }
 
   /** Listens on `address` (port 0 picks a free one); resolves with the port. */
