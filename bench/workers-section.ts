@@ -7,6 +7,7 @@ import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { cleanUp, WAIT_MS } from './deadline';
 import { count, pct } from './format';
+import { describePauses, gcPausesSince, GC_TRACE_OPTIONS, type GcPauses } from './gc-pauses';
 import { redisScriptCalls, resetRedisStats } from './redis-accounting';
 import type { Phases } from './phases';
 import { redisEnv, track, withRedis, withServerProcess } from './servers';
@@ -92,11 +93,14 @@ interface FleetFigures {
   flowing: CpuUse;
   /** Redis script calls in the beats-only window and while jobs flowed. */
   calls: { beats: number; flowing: number };
+  /** The server's collections in the beats-only window and while jobs flowed. */
+  gc: { beats: GcPauses; flowing: GcPauses };
 }
 
 /** One fleet against a fresh server process. */
 async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<FleetFigures> {
-  return withServerProcess(redisEnv(redis.port), async (server) => {
+  // The server prints its collections (a line each among its logs: gc-trace.ts), counted window by window.
+  return withServerProcess({ ...redisEnv(redis.port), NODE_OPTIONS: GC_TRACE_OPTIONS }, async (server) => {
     const meter = new CpuMeter(server.pid, redis.pid!);
     meter.start();
     await pause(IDLE_MS);
@@ -122,17 +126,21 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
       await fleetLine(fleet, 'idle-start', WAIT_MS);
       meter.start();
       resetRedisStats(redis.port);
+      let linesRead = server.lines.length;
       const idleEnd = await fleetLine(fleet, 'idle-end', IDLE_MS + WAIT_MS);
       const beats = meter.read();
+      const beatsGc = gcPausesSince(server.lines, linesRead);
       const beatCalls = redisScriptCalls(redis.port);
       const rssGrowth = processRssBytes(server.pid) - rssBefore;
       await fleetLine(fleet, 'flow-start', WAIT_MS);
       meter.start();
       resetRedisStats(redis.port);
+      linesRead = server.lines.length;
       const flow = await fleetLine(fleet, 'flow-end', FLEET_STEP_MS);
       const flowing = meter.read();
       const calls = { beats: beatCalls, flowing: redisScriptCalls(redis.port) };
-      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls };
+      const gc = { beats: beatsGc, flowing: gcPausesSince(server.lines, linesRead) };
+      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc };
     } finally {
       await cleanUp(
         'the load process stopping',
@@ -146,7 +154,7 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
 
 /** Prints one fleet's figures. */
 function printFleet(print: (line: string) => void, shape: Shape, figures: FleetFigures): void {
-  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls } = figures;
+  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc } = figures;
   // The beats go on while jobs flow: what they cost at idle is not the jobs'.
   const perJob = (of: 'server' | 'redis'): number =>
     Math.round((flowing[of] - share(beats[of], beats) * flowing.windowMicros) / FLEET_JOBS);
@@ -159,10 +167,10 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
     `    registered with their streams in ${(Number(registered['ms']) / 1000).toFixed(1)} s (${String(registered['connections'])} connections); server RSS ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 2 ** 20).toFixed(0)} MB, ${(rssGrowth / shape.workers / 1024).toFixed(1)} KB per worker`,
   );
   print(
-    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second`,
+    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second; the server's collector: ${describePauses(gc.beats)}`,
   );
   print(
-    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}`,
+    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing)}`,
   );
   for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
     print(`    the workers logged ${times}x: ${problem}`);

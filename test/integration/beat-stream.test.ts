@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { StreamDecoder } from '@grpc/grpc-js/build/src/stream-decoder';
 import { Metadata, Status } from 'nice-grpc';
 import { JobState } from '../../gen/ojs/server/v1/job';
 import { WorkerState, type FetchResponse } from '../../gen/ojs/server/v1/worker_service';
@@ -186,5 +187,16 @@ describe('the Beat stream', () => {
       heartbeatTimeout: { seconds: TEST_PROTOCOL.heartbeatTimeoutMs / 1000, nanos: 0 },
       visibilityTimeoutDefault: { seconds: TEST_PROTOCOL.visibilityTimeoutMs / 1000, nanos: 0 },
     });
+  });
+
+  it("has grpc-js let go of a beat's bytes once the beat is read (decoder-release.ts)", () => {
+    // The server installs it as it starts; grpc-js's decoder would otherwise keep them until the next beat.
+    const decoder = new StreamDecoder(-1);
+    const chunk = Buffer.alloc(8);
+    chunk.writeUInt32BE(3, 1);
+    expect(decoder.write(chunk)).toHaveLength(1);
+    const { readCompressFlag, readPartialMessage } = decoder as unknown as { readCompressFlag: Buffer; readPartialMessage: Buffer[] };
+    expect(readCompressFlag.buffer).not.toBe(chunk.buffer);
+    expect(readPartialMessage).toHaveLength(0);
   });
 });

@@ -12,6 +12,7 @@ import { WorkerServiceDefinition } from '../../../gen/ojs/server/v1/worker_servi
 import { WorkflowServiceDefinition } from '../../../gen/ojs/server/v1/workflow_service';
 import { BeatStreams } from './beat-streams';
 import { CallGate } from './call-gate';
+import { releaseDecodedMessages } from './decoder-release';
 import { FetchStreams } from './fetch-streams';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
@@ -73,6 +74,12 @@ const jobServiceDefinition = {
 };
 
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
+  if (!releaseDecodedMessages()) {
+    app.context.logger.debug(
+      {},
+      "grpc-js's StreamDecoder is not the one decoder-release.ts knows: a message's bytes stay until the next one",
+    );
+  }
   const terminator = terminatorMiddleware();
   const security = serverSecurity(options.security, app.context.logger);
   const connections = options.connections ?? DEFAULT_CONNECTION_POLICY;
