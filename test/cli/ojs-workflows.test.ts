@@ -62,6 +62,8 @@ describe('the ojs command and workflows', () => {
 
     const shown = await ojs(address(), ['workflows', 'get', id]);
     expect(shown.code).toBe(0);
+    // A time as the table shows it (cli/relative-time.ts): "now" within a second, "1s ago" once one has passed.
+    const when = '(?:now|\\d+[smhd] ago)';
     for (const line of [
       `id +${id}`,
       'type +chain',
@@ -69,9 +71,9 @@ describe('the ojs command and workflows', () => {
       'state +running',
       'jobs +4 \\(1 completed, 0 failed\\)',
       'STEP +ROLE +TYPE +STATE +JOB +ATTEMPTS +STARTED +FINISHED +RESULT',
-      `0 +step +data.extract +completed +${extract!.job!.id} +1 +\\S+ +\\S+ +\\{"rows":3\\}`,
+      `0 +step +data.extract +completed +${extract!.job!.id} +1 +${when} +${when} +\\{"rows":3\\}`,
       // The worker's Fetch stream may have taken the group's jobs by now.
-      '1.0 +job +transform.csv +(pending|active) +\\S+ +[01] +\\S+ +-',
+      `1.0 +job +transform.csv +(pending|active) +\\S+ +[01] +(?:${when}|-) +-`,
       '2 +step +data.load +waiting +\\S+ +0 +- +-',
     ])
       expect(shown.stdout).toMatch(new RegExp(`^${line}$`, 'm'));
