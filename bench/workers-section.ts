@@ -167,10 +167,10 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
     `    registered with their streams in ${(Number(registered['ms']) / 1000).toFixed(1)} s (${String(registered['connections'])} connections); server RSS ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 2 ** 20).toFixed(0)} MB, ${(rssGrowth / shape.workers / 1024).toFixed(1)} KB per worker`,
   );
   print(
-    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second; the server's collector: ${describePauses(gc.beats)}`,
+    `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second; the server's collector: ${describePauses(gc.beats, beats.windowMicros / 1e6)}`,
   );
   print(
-    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing)}`,
+    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing, flowing.windowMicros / 1e6)}`,
   );
   for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
     print(`    the workers logged ${times}x: ${problem}`);

@@ -4,13 +4,14 @@ import { Wakeup } from '../../lib/wakeup';
 export type FetchEndReason = 'client_cancelled' | 'max_wait' | 'not_running' | 'worker_removed' | 'replaced' | 'server_shutdown';
 
 /** What the delivery loop should do next. */
-export type FetchStep = 'claim' | 'keepalive' | 'end';
+export type FetchStep = 'claim' | 'end';
 
 /**
  * One open Fetch stream of one worker. It holds no jobs. It records whether
- * there may be work for the worker (a wake), an estimate of the worker's free
- * capacity, and whether a keepalive is due, so that the delivery loop calls
- * the store only when a claim can succeed, and never polls.
+ * there may be work for the worker (a wake) and an estimate of the worker's
+ * free capacity, so that the delivery loop calls the store only when a
+ * claim can succeed, and never polls. Keepalives are the stream's own: they
+ * do not wake the loop.
  */
 export class FetchSession {
   /** Refreshed from the store by every claim; raised by capacityFreed signals. */
@@ -18,7 +19,6 @@ export class FetchSession {
   /** Queues whose jobsAvailable signal woke this session since its last claim. */
   readonly wokenFor = new Set<string>();
   private isWoken = true;
-  private isKeepaliveDue = false;
   private ended: FetchEndReason | undefined;
   private readonly wakeup = new Wakeup();
 
@@ -34,12 +34,6 @@ export class FetchSession {
   /** There may be jobs for this worker: claim at the next step. */
   wake(): void {
     this.isWoken = true;
-    this.wakeup.notify();
-  }
-
-  /** A keepalive is due (WorkerStreams.keepalive decides whether it also claims). */
-  keepalive(): void {
-    this.isKeepaliveDue = true;
     this.wakeup.notify();
   }
 
@@ -60,17 +54,13 @@ export class FetchSession {
     this.wakeup.notify();
   }
 
-  /** Waits until there is something to do; claims come before keepalives. */
+  /** Waits until there is something to do. */
   async next(): Promise<FetchStep> {
     for (;;) {
       if (this.ended !== undefined) return 'end';
       if (this.isWoken) {
         this.isWoken = false;
         return 'claim';
-      }
-      if (this.isKeepaliveDue) {
-        this.isKeepaliveDue = false;
-        return 'keepalive';
       }
       await this.wakeup.wait();
     }

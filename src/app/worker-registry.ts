@@ -55,6 +55,15 @@ function stateFields(worker: Worker): WorkerStateFields {
   return { state: worker.state, directive: worker.directive };
 }
 
+/**
+ * `expected` when `next` changes nothing, else `next`: what a Beat stream
+ * remembers lives until the next beat, 5 s later, and a new object per beat
+ * would outlive the young generation, to be collected with the whole heap.
+ */
+function sameOrNext(expected: WorkerStateFields, next: WorkerStateFields): WorkerStateFields {
+  return next.state === expected.state && next.directive === expected.directive ? expected : next;
+}
+
 /** Whether a queue-scoped caller may see and steer the worker: every queue it serves must be the caller's. */
 function isInScope(caller: Principal, worker: Worker): boolean {
   return worker.queues.every((queue) => mayUseQueue(caller, queue));
@@ -175,7 +184,7 @@ export class WorkerRegistry {
       });
       const outcome = beatOutcomeOf(recorded, report.workerId);
       // Applied: the worker is now `next`. Stale or conflict: what it is now is not known here.
-      memory.fields = outcome.result === 'applied' ? next : undefined;
+      memory.fields = outcome.result === 'applied' ? sameOrNext(expected, next) : undefined;
       if (outcome.result === 'conflict') continue;
       if (outcome.result === 'applied' && next.state !== expected.state) {
         this.ctx.telemetry.workerTransition({ workerId: report.workerId, from: expected.state, to: next.state });

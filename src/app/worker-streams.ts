@@ -97,20 +97,14 @@ export class WorkerStreams {
   }
 
   /**
-   * Claims and yields batches of jobs for the session until it ends; an
-   * empty batch is a keepalive. The next claim happens only after the
-   * consumer took the previous batch, so a slow stream is never handed more
-   * than it can write.
+   * Claims and yields batches of jobs (never empty) for the session until it
+   * ends. The next claim happens only after the consumer took the previous
+   * batch, so a slow stream is never handed more than it can write.
    */
   async *deliveries(session: FetchSession): AsyncGenerator<Job[]> {
     try {
       for (;;) {
-        const step = await session.next();
-        if (step === 'end') return;
-        if (step === 'keepalive') {
-          yield [];
-          continue;
-        }
+        if ((await session.next()) === 'end') return;
         if (session.freeCapacity <= 0) continue;
         const result = await this.claim(session);
         if (!result.isRunning) {
@@ -144,14 +138,15 @@ export class WorkerStreams {
 
   /**
    * A keepalive of `session` is due (its stream sent nothing for a
-   * keepalive interval). Signals can be lost (a replica cut off from the
-   * store's notifications, a capacityFreed that never came), so the first
-   * keepalive of a queue's streams in each interval also claims for that
-   * queue, forgetting its capacity estimate: a job nobody announced waits
-   * about one interval. Once per queue, not once per stream: a replica
-   * with thousands of idle workers would otherwise call the store for each
-   * of them every interval (at 10,000 workers and 15 s, 667 claims a
-   * second for nothing). A full worker woken so passes the claim on.
+   * keepalive interval, and sends the keepalive itself). Signals can be
+   * lost (a replica cut off from the store's notifications, a capacityFreed
+   * that never came), so the first keepalive of a queue's streams in each
+   * interval also claims for that queue, forgetting its capacity estimate:
+   * a job nobody announced waits about one interval. Once per queue, not
+   * once per stream: a replica with thousands of idle workers would
+   * otherwise call the store for each of them every interval (at 10,000
+   * workers and 15 s, 667 claims a second for nothing). A full worker woken
+   * so passes the claim on.
    */
   keepalive(session: FetchSession): void {
     const now = performance.now();
@@ -162,7 +157,6 @@ export class WorkerStreams {
       session.wokenFor.add(queue);
     }
     if (due.length > 0) session.refresh();
-    session.keepalive();
   }
 
   /** Ends every Fetch stream (server shutdown); Beat streams are ended by the transport. */

@@ -125,12 +125,23 @@ export class BeatStreams {
         stream.fail(error);
       }
     };
-    // The beat being handled: the stream's end waits for it, so that the last beat is answered.
-    let handling: Promise<void> = Promise.resolve();
+    // The stream's end waits for the beat being handled, so that the last beat is answered. Told by a
+    // callback, not by keeping the beat's promise: kept until the next beat, 5 s later, it would outlive
+    // the young generation, to be collected with the whole heap.
+    let isHandling = false;
+    let afterBeat: (() => void) | undefined;
+    const handled = (): void => {
+      isHandling = false;
+      afterBeat?.();
+    };
     call.on('data', (message: BeatRequest | UndecodableRequest) => {
       call.pause();
-      handling = onBeat(message);
+      isHandling = true;
+      void onBeat(message).then(handled);
     });
-    call.once('end', () => void handling.then(() => stream.end()));
+    call.once('end', () => {
+      if (isHandling) afterBeat = () => stream.end();
+      else stream.end();
+    });
   };
 }

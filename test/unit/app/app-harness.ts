@@ -82,13 +82,11 @@ export class AppHarness {
 
   /**
    * The first batch a new Fetch stream of the worker delivers, after which
-   * the stream closes (the batch counts as delivered). A keepalive queued
-   * behind the first claim makes an empty claim come back as [] instead of
-   * waiting for work.
+   * the stream closes (the batch counts as delivered). A batch is never
+   * empty: call it with jobs available to the worker.
    */
   async claim(workerId: string, caller = ANONYMOUS): Promise<Job[]> {
     const session = await this.openFetch(workerId, caller);
-    session.keepalive();
     const deliveries = this.app.streams.deliveries(session);
     try {
       const first = await deliveries.next();
