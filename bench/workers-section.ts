@@ -100,7 +100,8 @@ interface FleetFigures {
 /** One fleet against a fresh server process. */
 async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<FleetFigures> {
   // The server prints its collections (a line each among its logs: gc-trace.ts), counted window by window.
-  return withServerProcess({ ...redisEnv(redis.port), NODE_OPTIONS: GC_TRACE_OPTIONS }, async (server) => {
+  const nodeOptions = [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS].filter(Boolean).join(' ');
+  return withServerProcess({ ...redisEnv(redis.port), NODE_OPTIONS: nodeOptions }, async (server) => {
     const meter = new CpuMeter(server.pid, redis.pid!);
     meter.start();
     await pause(IDLE_MS);
