@@ -54,7 +54,9 @@ export class FetchStreams {
     // generation (the loop's waits last an interval), 667 times a second for 10,000 idle workers.
     const keepalive = setInterval(() => {
       this.app.streams.keepalive(session);
-      if (!isFull) stream.write({ deliveries: [], serverTime: new Date(this.app.context.clock.now()) });
+      if (isFull) return;
+      isFull = !stream.write({ deliveries: [], serverTime: new Date(this.app.context.clock.now()) });
+      if (isFull) void stream.drained().then(() => (isFull = false));
     }, this.app.context.settings.streamKeepaliveMs);
     const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
     try {
