@@ -171,6 +171,17 @@ describe('the Beat stream', () => {
     await expect(beat.responses.ended()).resolves.toEqual([]);
   });
 
+  it('answers the beats sent just before the client half-closes, then ends', async () => {
+    const worker = await TestWorker.register(clients);
+    const beat = worker.openBeat();
+    const sequences = [worker.nextSequence(), worker.nextSequence()];
+    // Not waiting for the answers: the half-close reaches the server while the first beat is being handled.
+    for (const sequence of sequences) beat.send({ workerId: worker.workerId, state: RUNNING, activeJobs: 0, activeJobIds: [], sequence });
+    beat.end();
+    const answers = await beat.responses.ended();
+    expect(answers.map((answer) => answer.inReplyTo)).toEqual(sequences);
+  });
+
   it('reports the heartbeat settings at registration', async () => {
     const reply = await clients.workers.register({
       workerId: `w-${randomUUID()}`,

@@ -125,14 +125,14 @@ export class BeatStreams {
         stream.fail(error);
       }
     };
-    // The stream's end waits for the beat being handled, so that the last beat is answered. Told by a
-    // callback, not by keeping the beat's promise: kept until the next beat, 5 s later, it would outlive
-    // the young generation, to be collected with the whole heap.
+    // The stream's end waits for the beat being handled, so that the last beat is answered. Two flags, not
+    // the beat's promise: kept until the next beat, 5 s later, it would outlive the young generation, to be
+    // collected with the whole heap.
     let isHandling = false;
-    let afterBeat: (() => void) | undefined;
+    let hasClientEnded = false;
     const handled = (): void => {
       isHandling = false;
-      afterBeat?.();
+      if (hasClientEnded) stream.end();
     };
     call.on('data', (message: BeatRequest | UndecodableRequest) => {
       call.pause();
@@ -140,8 +140,8 @@ export class BeatStreams {
       void onBeat(message).then(handled);
     });
     call.once('end', () => {
-      if (isHandling) afterBeat = () => stream.end();
-      else stream.end();
+      hasClientEnded = true;
+      if (!isHandling) stream.end();
     });
   };
 }

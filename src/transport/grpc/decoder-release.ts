@@ -34,8 +34,8 @@ function hasDecoderFields(decoder: object): decoder is DecoderFields {
 }
 
 /** Between messages, drops what the decoder kept of the last one. */
-function releaseWholeMessage(decoder: object): void {
-  if (hasDecoderFields(decoder) && decoder.readState === NO_DATA) {
+function releaseWholeMessage(decoder: DecoderFields): void {
+  if (decoder.readState === NO_DATA) {
     decoder.readCompressFlag = NO_FLAG;
     decoder.readPartialMessage = NO_SLICES;
   }
@@ -61,7 +61,9 @@ export function releaseDecodedMessages(): boolean {
   const write = StreamDecoder.prototype.write;
   StreamDecoder.prototype.write = function releasingWrite(this: StreamDecoder, data: Buffer): Buffer[] {
     const messages = write.call(this, data);
-    releaseWholeMessage(this);
+    // Every received chunk comes here: the shape was checked once, on the probe, not again for each.
+    // oxlint-disable-next-line typescript/no-unsafe-type-assertion -- every StreamDecoder has the probe's fields
+    releaseWholeMessage(this as unknown as DecoderFields);
     return messages;
   };
   isInstalled = true;
