@@ -8,6 +8,7 @@ import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { cleanUp, WAIT_MS } from './deadline';
 import { count, pct } from './format';
 import { describePauses, gcPausesSince, GC_TRACE_OPTIONS, type GcPauses } from './gc-pauses';
+import { describeLoopDelays, loopDelaysSince, LOOP_DELAY_TRACE_OPTIONS, type LoopDelays } from './loop-delays';
 import { redisScriptCalls, resetRedisStats } from './redis-accounting';
 import type { Phases } from './phases';
 import { redisEnv, track, withRedis, withServerProcess } from './servers';
@@ -95,13 +96,21 @@ interface FleetFigures {
   calls: { beats: number; flowing: number };
   /** The server's collections in the beats-only window and while jobs flowed. */
   gc: { beats: GcPauses; flowing: GcPauses };
+  /**
+   * While jobs flowed: how late the server's and the load process's event
+   * loops ran, and the load process's collections (the deliveries are
+   * timed in the load process, so its pauses are in the latency too).
+   */
+  flowingLoops: { server: LoopDelays; load: LoopDelays; loadGc: GcPauses };
 }
+
+/** NODE_OPTIONS that trace a process's collections and its event loop's lateness, after those the benchmark runs with. */
+const TRACED_NODE_OPTIONS = [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS, LOOP_DELAY_TRACE_OPTIONS].filter(Boolean).join(' ');
 
 /** One fleet against a fresh server process. */
 async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<FleetFigures> {
-  // The server prints its collections (a line each among its logs: gc-trace.ts), counted window by window.
-  const nodeOptions = [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS].filter(Boolean).join(' ');
-  return withServerProcess({ ...redisEnv(redis.port), NODE_OPTIONS: nodeOptions }, async (server) => {
+  // The server and the load process print their collections and their loops' lateness (lines among their own), read window by window.
+  return withServerProcess({ ...redisEnv(redis.port), NODE_OPTIONS: TRACED_NODE_OPTIONS }, async (server) => {
     const meter = new CpuMeter(server.pid, redis.pid!);
     meter.start();
     await pause(IDLE_MS);
@@ -117,10 +126,12 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
       rate: FLEET_RATE,
       waitMs: WAIT_MS,
     };
-    const fleet = new JsonLinesProcess('the load process', process.execPath, [
-      join(projectRoot(), 'dist', 'bench', 'worker-fleet.js'),
-      JSON.stringify(plan),
-    ]);
+    const fleet = new JsonLinesProcess(
+      'the load process',
+      process.execPath,
+      [join(projectRoot(), 'dist', 'bench', 'worker-fleet.js'), JSON.stringify(plan)],
+      { env: { ...process.env, NODE_OPTIONS: TRACED_NODE_OPTIONS } },
+    );
     const untrack = track(() => fleet.kill());
     try {
       const registered = await fleetLine(fleet, 'registered', FLEET_STEP_MS);
@@ -137,11 +148,17 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
       meter.start();
       resetRedisStats(redis.port);
       linesRead = server.lines.length;
+      const loadLinesRead = fleet.lines.length;
       const flow = await fleetLine(fleet, 'flow-end', FLEET_STEP_MS);
       const flowing = meter.read();
       const calls = { beats: beatCalls, flowing: redisScriptCalls(redis.port) };
       const gc = { beats: beatsGc, flowing: gcPausesSince(server.lines, linesRead) };
-      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc };
+      const flowingLoops = {
+        server: loopDelaysSince(server.lines, linesRead),
+        load: loopDelaysSince(fleet.lines, loadLinesRead),
+        loadGc: gcPausesSince(fleet.lines, loadLinesRead),
+      };
+      return { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc, flowingLoops };
     } finally {
       await cleanUp(
         'the load process stopping',
@@ -155,7 +172,7 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
 
 /** Prints one fleet's figures. */
 function printFleet(print: (line: string) => void, shape: Shape, figures: FleetFigures): void {
-  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc } = figures;
+  const { registered, idleEnd, flow, rssGrowth, bare, beats, flowing, calls, gc, flowingLoops } = figures;
   // The beats go on while jobs flow: what they cost at idle is not the jobs'.
   const perJob = (of: 'server' | 'redis'): number =>
     Math.round((flowing[of] - share(beats[of], beats) * flowing.windowMicros) / FLEET_JOBS);
@@ -172,6 +189,9 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
   );
   print(
     `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing, flowing.windowMicros / 1e6)}`,
+  );
+  print(
+    `    meanwhile, event loops: the server's ${describeLoopDelays(flowingLoops.server)}; the load process's ${describeLoopDelays(flowingLoops.load)}, its collector: ${describePauses(flowingLoops.loadGc, flowing.windowMicros / 1e6)}`,
   );
   for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
     print(`    the workers logged ${times}x: ${problem}`);
