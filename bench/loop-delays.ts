@@ -22,7 +22,7 @@ export interface LoopDelays {
 /** The lateness among a traced process's lines (`lines`, as JsonLinesProcess keeps them) from index `from` on. */
 export function loopDelaysSince(lines: readonly JsonLine[], from: number): LoopDelays {
   const seconds = lines.slice(from).filter((line) => line['msg'] === 'loop delay');
-  const p99s = seconds.map((line) => Number(line['p99'])).sort((a, b) => a - b);
+  const p99s = seconds.map((line) => Number(line['p99'])).toSorted((a, b) => a - b);
   return {
     seconds: seconds.length,
     medianP99Ms: p99s[Math.floor((p99s.length - 1) / 2)] ?? 0,

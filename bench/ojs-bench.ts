@@ -149,6 +149,7 @@ export async function rawLatency(address: string, samples: number, run: string, 
   try {
     worker = await ProtocolWorker.start({
       client: connection.workers,
+      streams: connection.workerStreams,
       workerId: `bench-raw-${run}-${uuidv7()}`,
       queues: [queue],
       concurrency: 4,

@@ -4,10 +4,13 @@ import { WorkerState, type Delivery, type WorkerServiceClient } from '../package
 import { BeatLoop } from '../packages/sdk/src/beat-loop';
 import { FetchLoop } from '../packages/sdk/src/fetch-loop';
 import type { Logger } from '../packages/sdk/src';
+import type { WorkerStreamClient } from '../packages/sdk/src/worker-stream-client';
 import { call, cleanUp } from './deadline';
 
 export interface ProtocolWorkerOptions {
   client: WorkerServiceClient;
+  /** The Beat and Fetch streams' client, on the same connection as `client`. */
+  streams: WorkerStreamClient;
   workerId: string;
   queues: string[];
   concurrency: number;
@@ -48,10 +51,10 @@ export class ProtocolWorker {
   private isStopping = false;
 
   private constructor(private readonly options: ProtocolWorkerOptions) {
-    const { client, workerId, logger } = options;
+    const { streams, workerId, logger } = options;
     const onWorkerUnknown = (): Promise<void> => this.registerAgain();
     this.beats = new BeatLoop({
-      client,
+      streams,
       workerId,
       logger,
       intervalMs: () => this.heartbeatIntervalMs,
@@ -60,7 +63,7 @@ export class ProtocolWorker {
       onWorkerUnknown,
     });
     this.fetches = new FetchLoop({
-      client,
+      streams,
       workerId,
       logger,
       wantsJobs: () => !this.isStopping,

@@ -5,6 +5,7 @@ import { Job } from '../gen/ojs/server/v1/job';
 import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v1/job_service';
 import { WorkerServiceDefinition } from '../gen/ojs/server/v1/worker_service';
 import type { Logger } from '../packages/sdk/src';
+import { WorkerStreamClient } from '../packages/sdk/src/worker-stream-client';
 import { pause } from '../lib/pause';
 import { Arrivals } from './arrivals';
 import { call, withoutStalling } from './deadline';
@@ -62,7 +63,10 @@ class Fleet {
   async start(): Promise<void> {
     const { plan } = this;
     const started = performance.now();
-    const clients = this.channels.map((channel) => createClient(WorkerServiceDefinition, channel));
+    const clients = this.channels.map((channel) => ({
+      client: createClient(WorkerServiceDefinition, channel),
+      streams: new WorkerStreamClient(channel, undefined),
+    }));
     const count = (_context: object, message: string): void => void this.problems.set(message, (this.problems.get(message) ?? 0) + 1);
     const logger: Logger = { debug: () => {}, info: () => {}, warn: count, error: count };
     let next = 0;
@@ -71,7 +75,7 @@ class Fleet {
         while (next < plan.workers) {
           const k = next++;
           const worker = await ProtocolWorker.start({
-            client: clients[Math.floor(k / plan.workersPerConnection)]!,
+            ...clients[Math.floor(k / plan.workersPerConnection)]!,
             workerId: `fleet-${plan.run}-${k}`,
             queues: [this.queueOf(k)],
             concurrency: 10,

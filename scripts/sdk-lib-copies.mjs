@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 /** The helpers of lib/ the SDK imports (packages/sdk/src/*.ts import '../lib/<name>'). */
-export const SDK_LIB_FILES = ['async-queue.ts', 'duration.ts', 'pause.ts', 'wakeup.ts'];
+export const SDK_LIB_FILES = ['duration.ts', 'pause.ts', 'wakeup.ts'];
 const copies = join(root, 'packages', 'sdk', 'lib');
 
 /** Copies that are missing, differ from lib/, or are no longer wanted. */

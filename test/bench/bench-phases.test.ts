@@ -43,6 +43,7 @@ describe("the benchmark's hand-written worker", () => {
   async function startWorker(queue: string, onDelivery: (delivery: Delivery) => void = () => {}): Promise<ProtocolWorker> {
     const worker = await ProtocolWorker.start({
       client: connection.workers,
+      streams: connection.workerStreams,
       workerId: `w-${randomUUID()}`,
       queues: [queue],
       concurrency: 4,

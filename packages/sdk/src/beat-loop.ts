@@ -1,13 +1,13 @@
 import { ClientError, Status } from 'nice-grpc';
-import type { BeatRequest, BeatResponse, WorkerServiceClient, WorkerState } from '../gen/ojs/server/v1/worker_service';
-import { AsyncQueue } from '../lib/async-queue';
+import type { BeatResponse, WorkerState } from '../gen/ojs/server/v1/worker_service';
 import { pause } from '../lib/pause';
 import { Backoff } from './backoff';
 import type { Logger } from './logger';
 import { CREDENTIALS_REFUSED, isCredentialRefusal } from './refusals';
+import type { BeatCall, WorkerStreamClient } from './worker-stream-client';
 
 export interface BeatLoopDeps {
-  client: WorkerServiceClient;
+  streams: WorkerStreamClient;
   workerId: string;
   logger: Logger;
   /** The beat interval the server announced at registration. */
@@ -36,7 +36,8 @@ export class BeatLoop {
   /** The state of the last beat sent, and the sequence of the first beat that reported it. */
   private lastState: WorkerState | undefined;
   private changedAt = 0;
-  private requests: AsyncQueue<BeatRequest> | undefined;
+  /** The open stream, while one is. */
+  private call: BeatCall | undefined;
   private readonly replies = new Map<number, (response: BeatResponse) => void>();
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
@@ -67,58 +68,55 @@ export class BeatLoop {
   /** Closes the stream for good. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    this.requests?.end();
     await this.running;
   }
 
   private async run(): Promise<void> {
     const backoff = new Backoff(200, 5_000);
     while (!this.stopping.signal.aborted) {
-      const call = new AbortController();
-      const abortCall = (): void => call.abort();
-      this.stopping.signal.addEventListener('abort', abortCall);
-      const requests = new AsyncQueue<BeatRequest>();
-      this.requests = requests;
-      const responses = this.deps.client.beat(requests, { signal: call.signal });
+      // A stream holds its callbacks and one promise, its end: a wait between beats holds nothing of its own.
+      const call = this.deps.streams.beat((response) => {
+        backoff.reset();
+        this.onMessage(response);
+      });
+      const cancel = (): void => call.cancel();
+      this.stopping.signal.addEventListener('abort', cancel);
+      this.call = call;
       this.send();
       const timer = setInterval(() => this.send(), this.deps.intervalMs());
-      try {
-        for await (const response of responses) {
-          backoff.reset();
-          this.replies.get(response.inReplyTo)?.(response);
-          if (response.inReplyTo >= this.changedAt) this.changedAt = 0;
-          this.deps.onMessage(response, this.changedAt === 0);
-        }
-      } catch (error) {
-        if (this.stopping.signal.aborted) break;
-        if (error instanceof ClientError && error.code === Status.NOT_FOUND) {
-          await this.deps.onWorkerUnknown();
-        } else if (isCredentialRefusal(error)) {
-          this.deps.logger.error({ err: error }, CREDENTIALS_REFUSED);
-        } else {
-          this.deps.logger.warn({ err: error }, 'beat stream failed; reconnecting');
-        }
-      } finally {
-        clearInterval(timer);
-        if (this.requests === requests) this.requests = undefined;
-        requests.end();
-        this.stopping.signal.removeEventListener('abort', abortCall);
+      const end = await call.ended;
+      clearInterval(timer);
+      this.call = undefined;
+      this.stopping.signal.removeEventListener('abort', cancel);
+      if (this.stopping.signal.aborted) break;
+      if (end instanceof ClientError && end.code === Status.NOT_FOUND) {
+        await this.deps.onWorkerUnknown();
+      } else if (isCredentialRefusal(end)) {
+        this.deps.logger.error({ err: end }, CREDENTIALS_REFUSED);
+      } else if (end !== undefined) {
+        this.deps.logger.warn({ err: end }, 'beat stream failed; reconnecting');
       }
       await pause(backoff.next(), this.stopping.signal);
     }
   }
 
+  private onMessage(response: BeatResponse): void {
+    this.replies.get(response.inReplyTo)?.(response);
+    if (response.inReplyTo >= this.changedAt) this.changedAt = 0;
+    this.deps.onMessage(response, this.changedAt === 0);
+  }
+
   /** Sends a beat on the open stream; returns its sequence, or undefined when no stream is open. */
   private send(): number | undefined {
-    const requests = this.requests;
-    if (requests === undefined) return undefined;
+    const call = this.call;
+    if (call === undefined) return undefined;
     const { state, activeJobIds } = this.deps.report();
     this.sequence += 1;
     if (state !== this.lastState) {
       this.lastState = state;
       this.changedAt = this.sequence;
     }
-    requests.push({ workerId: this.deps.workerId, state, activeJobs: activeJobIds.length, activeJobIds, sequence: this.sequence });
+    call.write({ workerId: this.deps.workerId, state, activeJobs: activeJobIds.length, activeJobIds, sequence: this.sequence });
     return this.sequence;
   }
 }

@@ -5,11 +5,14 @@ import { JobServiceDefinition, type JobServiceClient } from '../gen/ojs/server/v
 import { ScheduleServiceDefinition, type ScheduleServiceClient } from '../gen/ojs/server/v1/schedule_service';
 import { WorkerServiceDefinition, type WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
 import { WorkflowServiceDefinition, type WorkflowServiceClient } from '../gen/ojs/server/v1/workflow_service';
+import { WorkerStreamClient } from './worker-stream-client';
 
 /** One HTTP/2 connection to the server and the clients the SDK uses over it. */
 export interface Connection {
   readonly channel: Channel;
   readonly workers: WorkerServiceClient;
+  /** The worker's Beat and Fetch streams, on the same channel (worker-stream-client.ts says why apart). */
+  readonly workerStreams: WorkerStreamClient;
   readonly jobs: JobServiceClient;
   readonly schedules: ScheduleServiceClient;
   readonly workflows: WorkflowServiceClient;
@@ -42,6 +45,7 @@ export function connect(options: ConnectionOptions): Connection {
   return {
     channel,
     workers: factory.create(WorkerServiceDefinition, channel),
+    workerStreams: new WorkerStreamClient(channel, options.token),
     jobs: factory.create(JobServiceDefinition, channel),
     schedules: factory.create(ScheduleServiceDefinition, channel),
     workflows: factory.create(WorkflowServiceDefinition, channel),

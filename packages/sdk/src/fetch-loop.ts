@@ -1,13 +1,14 @@
 import { ClientError, Status } from 'nice-grpc';
-import type { Delivery, WorkerServiceClient } from '../gen/ojs/server/v1/worker_service';
+import type { Delivery } from '../gen/ojs/server/v1/worker_service';
 import { Wakeup } from '../lib/wakeup';
 import { pause } from '../lib/pause';
 import { Backoff } from './backoff';
 import type { Logger } from './logger';
 import { CREDENTIALS_REFUSED, isCredentialRefusal } from './refusals';
+import type { WorkerStreamClient } from './worker-stream-client';
 
 export interface FetchLoopDeps {
-  client: WorkerServiceClient;
+  streams: WorkerStreamClient;
   workerId: string;
   logger: Logger;
   /** Whether the worker wants jobs now. */
@@ -25,7 +26,8 @@ export interface FetchLoopDeps {
  */
 export class FetchLoop {
   private readonly stopping = new AbortController();
-  private call: AbortController | undefined;
+  /** Cancels the open stream, while one is. */
+  private cancelOpen: (() => void) | undefined;
   private readonly wakeup = new Wakeup();
   private running: Promise<void> | undefined;
 
@@ -42,7 +44,7 @@ export class FetchLoop {
 
   /** Cancels the open stream from this side: for when the server cannot be told to end it. */
   cancelStream(): void {
-    this.call?.abort();
+    this.cancelOpen?.();
   }
 
   async stop(): Promise<void> {
@@ -58,32 +60,30 @@ export class FetchLoop {
         await this.wakeup.wait();
         continue;
       }
-      const call = new AbortController();
-      const abortCall = (): void => call.abort();
-      this.stopping.signal.addEventListener('abort', abortCall);
-      this.call = call;
       let received = false;
-      try {
-        for await (const response of this.deps.client.fetch(
-          { workerId: this.deps.workerId, queues: [], maxWait: undefined },
-          { signal: call.signal },
-        )) {
-          received = true;
-          backoff.reset();
-          if (response.deliveries.length > 0) this.deps.onDeliveries(response.deliveries);
-        }
-        // A clean end: the server saw the worker leave running (or replaced the stream).
-        if (received) continue;
-      } catch (error) {
-        if (this.stopping.signal.aborted || call.signal.aborted) continue;
-        const status = error instanceof ClientError ? error.code : undefined;
-        if (status === Status.NOT_FOUND) await this.deps.onWorkerUnknown();
-        else if (isCredentialRefusal(error)) this.deps.logger.error({ err: error }, CREDENTIALS_REFUSED);
-        else if (status !== Status.FAILED_PRECONDITION) this.deps.logger.warn({ err: error }, 'fetch stream failed; reconnecting');
-      } finally {
-        this.call = undefined;
-        this.stopping.signal.removeEventListener('abort', abortCall);
-      }
+      let isCancelled = false;
+      const call = this.deps.streams.fetch({ workerId: this.deps.workerId, queues: [], maxWait: undefined }, (response) => {
+        received = true;
+        backoff.reset();
+        if (response.deliveries.length > 0) this.deps.onDeliveries(response.deliveries);
+      });
+      const cancel = (): void => {
+        isCancelled = true;
+        call.cancel();
+      };
+      this.cancelOpen = cancel;
+      this.stopping.signal.addEventListener('abort', cancel);
+      const end = await call.ended;
+      this.cancelOpen = undefined;
+      this.stopping.signal.removeEventListener('abort', cancel);
+      if (this.stopping.signal.aborted || isCancelled) continue;
+      // A clean end: the server saw the worker leave running (or replaced the stream).
+      if (end === undefined && received) continue;
+      const status = end instanceof ClientError ? end.code : undefined;
+      if (status === Status.NOT_FOUND) await this.deps.onWorkerUnknown();
+      else if (isCredentialRefusal(end)) this.deps.logger.error({ err: end }, CREDENTIALS_REFUSED);
+      else if (end !== undefined && status !== Status.FAILED_PRECONDITION)
+        this.deps.logger.warn({ err: end }, 'fetch stream failed; reconnecting');
       await pause(backoff.next(), this.stopping.signal);
     }
   }

@@ -171,7 +171,7 @@ export class Worker extends EventEmitter {
     });
     const onWorkerUnknown = (): Promise<void> => this.registerAgain();
     const beats = new BeatLoop({
-      client: connection.workers,
+      streams: connection.workerStreams,
       workerId: options.workerId,
       logger,
       intervalMs: () => this.heartbeatIntervalMs,
@@ -180,7 +180,7 @@ export class Worker extends EventEmitter {
       onWorkerUnknown,
     });
     const fetches = new FetchLoop({
-      client: connection.workers,
+      streams: connection.workerStreams,
       workerId: options.workerId,
       logger,
       wantsJobs: () => this.currentPhase === 'running',
