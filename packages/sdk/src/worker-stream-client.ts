@@ -19,8 +19,6 @@ export interface StreamCall {
 /** An open Beat stream: beats go out as they are written. */
 export interface BeatCall extends StreamCall {
   write(request: BeatRequest): void;
-  /** Half-closes: no more beats; the server ends the stream once it answered those sent. */
-  end(): void;
 }
 
 type MethodName = keyof typeof WorkerServiceDefinition.methods;
@@ -59,7 +57,6 @@ export class WorkerStreamClient {
     return {
       ended: listen(call, BEAT, onMessage),
       write: (request) => void call.write(request),
-      end: () => void call.end(),
       cancel: () => call.cancel(),
     };
   }

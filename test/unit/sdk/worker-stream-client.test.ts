@@ -10,7 +10,7 @@ const RUNNING = WorkerState.WORKER_STATE_RUNNING;
 
 /**
  * The SDK's Beat and Fetch streams on grpc-js directly (worker-stream-client.ts):
- * messages in order, the end after them, the server's status as nice-grpc's
+ * messages in order, a clean end as undefined, the server's status as nice-grpc's
  * ClientError, and a handler that throws ending its stream rather than the process.
  */
 describe("the SDK's worker streams", () => {
@@ -18,14 +18,19 @@ describe("the SDK's worker streams", () => {
   const streamsOf = (): WorkerStreamClient => new WorkerStreamClient(shared.server.connect().channel, undefined);
   const beat = (workerId: string, sequence: number) => ({ workerId, state: RUNNING, activeJobs: 0, activeJobIds: [], sequence });
 
-  it('answers every beat in order, and ends cleanly after the last answer once the beats are over', async () => {
+  it('answers every beat in order, and ends as CANCELLED once cancelled', async () => {
     const worker = await TestWorker.register(shared.clients);
     const answers: BeatResponse[] = [];
-    const call = streamsOf().beat((answer) => answers.push(answer));
+    let answered: () => void = () => undefined;
+    const allAnswered = new Promise<void>((resolve) => (answered = resolve));
+    const call = streamsOf().beat((answer) => {
+      if (answers.push(answer) === 3) answered();
+    });
     for (const sequence of [1, 2, 3]) call.write(beat(worker.workerId, sequence));
-    call.end();
-    await expect(call.ended).resolves.toBeUndefined();
+    await allAnswered;
     expect(answers.map((answer) => answer.inReplyTo)).toEqual([1, 2, 3]);
+    call.cancel();
+    await expect(call.ended).resolves.toMatchObject({ code: Status.CANCELLED });
   });
 
   it("ends with the server's refusal as a ClientError of the method: an unknown worker's beat is NOT_FOUND", async () => {
@@ -36,18 +41,22 @@ describe("the SDK's worker streams", () => {
     expect(end).toMatchObject({ code: Status.NOT_FOUND, path: '/ojs.server.v1.WorkerService/Beat' });
   });
 
-  it('delivers a job on the Fetch stream, and ends as CANCELLED when cancelled', async () => {
+  it('delivers a job on the Fetch stream, which ends cleanly once the worker beats quiet', async () => {
     const queue = `streams-${randomUUID()}`;
     const worker = await TestWorker.register(shared.clients, { queues: [queue] });
     let delivered: (response: FetchResponse) => void = () => undefined;
     const firstDelivery = new Promise<FetchResponse>((resolve) => (delivered = resolve));
-    const call = streamsOf().fetch({ workerId: worker.workerId, queues: [], maxWait: undefined }, (response) => {
+    const streams = streamsOf();
+    const call = streams.fetch({ workerId: worker.workerId, queues: [], maxWait: undefined }, (response) => {
       if (response.deliveries.length > 0) delivered(response);
     });
     const job = await enqueueOne(shared.clients, { queue });
     expect((await firstDelivery).deliveries.map((delivery) => delivery.job!.id)).toEqual([job.id]);
-    call.cancel();
-    await expect(call.ended).resolves.toMatchObject({ code: Status.CANCELLED });
+    // The server ends the Fetch stream itself, with OK, when it hears the worker leave running.
+    const beats = streams.beat(() => undefined);
+    beats.write({ ...beat(worker.workerId, 1), state: WorkerState.WORKER_STATE_QUIET });
+    await expect(call.ended).resolves.toBeUndefined();
+    beats.cancel();
   });
 
   it('ends a stream whose handler throws with what it threw, and hands it nothing more', async () => {
