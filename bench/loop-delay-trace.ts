@@ -7,8 +7,8 @@ import { LOOP_DELAY_RESOLUTION_MS } from './loop-delays';
  * process's own, with how late its event loop ran a timer due every
  * LOOP_DELAY_RESOLUTION_MS over that second (p99 and longest, in ms): what
  * a message that arrived then waited before the process could look at it.
- * A coarse resolution keeps the tracer's own wake-ups (100 a second) out
- * of the CPU figures.
+ * A coarse resolution keeps the tracer's own wake-ups (100 a second) to a
+ * small share of the traced process's CPU, which the figures include.
  */
 const histogram = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 histogram.enable();
