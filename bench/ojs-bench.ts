@@ -136,14 +136,18 @@ export interface RawLatencyResult extends Percentiles {
 /**
  * The same latency without the SDK's producer and runner: a hand-written
  * worker (it beats like a real one) waiting on its Fetch stream, a
- * single-job Enqueue, time to the delivery's arrival. Every call and every
- * delivery has `waitMs`.
+ * single-job Enqueue, time to the delivery's arrival. The next job is
+ * enqueued once this one's Ack is answered (not timed), so that each meets
+ * an idle worker and server, not the previous job's settlement. Every call
+ * and every delivery has `waitMs`.
  */
 export async function rawLatency(address: string, samples: number, run: string, waitMs = WAIT_MS): Promise<RawLatencyResult> {
   const connection = connect({ address });
   const queue = `raw-${run}`;
   const arrivals = new Arrivals<string>();
   const acks: Promise<unknown>[] = [];
+  /** Each job's Ack, which its sample awaits (untimed) before the next job goes. */
+  const acking = new Map<string, Promise<unknown>>();
   let ackFailure: Error | undefined;
   let worker: ProtocolWorker | undefined;
   try {
@@ -156,9 +160,13 @@ export async function rawLatency(address: string, samples: number, run: string, 
       waitMs,
       logger: benchLogger,
       onDelivery: (delivery, self) => {
-        arrivals.arrived(delivery.job!.id);
         // Acked as it comes (a job delivered again after a lost lease too); a refusal is counted by the worker.
-        acks.push(self.ack(delivery).catch((error: unknown) => (ackFailure ??= error instanceof Error ? error : new Error(String(error)))));
+        const ack = self
+          .ack(delivery)
+          .catch((error: unknown) => (ackFailure ??= error instanceof Error ? error : new Error(String(error))));
+        acks.push(ack);
+        acking.set(delivery.job!.id, ack);
+        arrivals.arrived(delivery.job!.id);
       },
     });
     const percentiles = await sample(samples, Math.min(1_000, samples), async (i) => {
@@ -169,7 +177,10 @@ export async function rawLatency(address: string, samples: number, run: string, 
         connection.jobs.enqueue({ jobs: [Job.fromPartial({ id, type: 'bench.noop', queue, args: [i] })], pending: false }, { signal }),
       );
       await Promise.all([enqueued, delivered]);
-      return performance.now() - started;
+      const ms = performance.now() - started;
+      await acking.get(id);
+      acking.delete(id);
+      return ms;
     });
     await Promise.all(acks);
     if (ackFailure !== undefined) throw ackFailure;
