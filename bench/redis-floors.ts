@@ -36,6 +36,12 @@ export interface LifecycleCost {
   enqueue: number;
   claim: number;
   ack: number;
+  /**
+   * Of the three, the time of the Redis commands the functions ran (INFO
+   * commandstats counts a script's commands too): the rest is Lua, and
+   * carrying each command's arguments and reply between Lua and Redis.
+   */
+  commands: number;
   process: number;
   /** Jobs completed over the rounds (each round acknowledges a worker's previous claim). */
   completed: number;
@@ -136,13 +142,13 @@ async function drive(redis: RedisServerProcess, rounds: number, lifecycle: Lifec
         },
       );
     for (let i = 0; i < BACKLOG_BATCHES; i++) await lifecycle.enqueue(batch());
-    const fcallMicros = async (): Promise<number> =>
-      Number(/cmdstat_fcall:calls=\d+,usec=(\d+)/.exec(await stats.info('commandstats'))?.[1] ?? 0);
-    const spent = { enqueue: 0, claim: 0, ack: 0 };
-    const timed = async <T>(step: keyof typeof spent, run: () => Promise<T>): Promise<T> => {
-      const before = await fcallMicros();
+    const spent = { enqueue: 0, claim: 0, ack: 0, commands: 0 };
+    const timed = async <T>(step: 'enqueue' | 'claim' | 'ack', run: () => Promise<T>): Promise<T> => {
+      const before = commandMicros(await stats.info('commandstats'));
       const result = await run();
-      spent[step] += (await fcallMicros()) - before;
+      const after = commandMicros(await stats.info('commandstats'));
+      spent[step] += after.fcall - before.fcall;
+      spent.commands += after.withinFunctions - before.withinFunctions;
       return result;
     };
     const held = new Map<string, { id: string; token: string }[]>();
@@ -160,12 +166,36 @@ async function drive(redis: RedisServerProcess, rounds: number, lifecycle: Lifec
       enqueue: spent.enqueue / jobs,
       claim: spent.claim / jobs,
       ack: spent.ack / jobs,
+      commands: spent.commands / jobs,
       process: (processCpuMicros(redis.pid!) - cpuBefore) / jobs,
       completed,
     };
   } finally {
     stats.disconnect();
   }
+}
+
+/** Commands the driver and the store run themselves, not the functions. */
+const OUTSIDE_FUNCTIONS = new Set([
+  'fcall',
+  'info',
+  'ping',
+  'function|load',
+  'config|resetstat',
+  'client|setname',
+  'client|setinfo',
+  'select',
+]);
+
+/** From INFO commandstats: microseconds in FCALL, and in the commands run inside functions (every other one). */
+function commandMicros(info: string): { fcall: number; withinFunctions: number } {
+  let fcall = 0;
+  let withinFunctions = 0;
+  for (const [, name, usec] of info.matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) {
+    if (name === 'fcall') fcall = Number(usec);
+    else if (!OUTSIDE_FUNCTIONS.has(name!)) withinFunctions += Number(usec);
+  }
+  return { fcall, withinFunctions };
 }
 
 function worker(workerId: string) {

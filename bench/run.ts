@@ -261,7 +261,7 @@ const callCost = (c: CallCost): string =>
 const streamsCost = (c: StreamsCost): string =>
   `${count(Math.round(c.answeredPerSecond))} messages answered a second: server ${pct(c.cpuShare)} of a core (${us(c.microsPerMessage)} a message); RSS ${(c.rssPerStreamBytes / 1024).toFixed(1)} KB per stream`;
 const lifecycleCost = (c: LifecycleCost): string =>
-  `enqueue ${c.enqueue.toFixed(1)} + claim ${c.claim.toFixed(1)} + ack ${c.ack.toFixed(1)} = ${(c.enqueue + c.claim + c.ack).toFixed(1)} µs (Redis process: ${c.process.toFixed(1)} µs)`;
+  `enqueue ${c.enqueue.toFixed(1)} + claim ${c.claim.toFixed(1)} + ack ${c.ack.toFixed(1)} = ${(c.enqueue + c.claim + c.ack).toFixed(1)} µs, of which the commands they ran ${c.commands.toFixed(1)} µs (Redis process: ${c.process.toFixed(1)} µs)`;
 
 /**
  * The floors under the figures: what a gRPC round trip costs with grpc-js

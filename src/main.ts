@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     entropy: systemEntropy,
     tracer: telemetry.tracer,
     meter: telemetry.meter,
+    exportsTelemetry: telemetry.isExporting,
     logger,
     protocol: config.protocol,
     limits: config.limits,

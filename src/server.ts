@@ -23,6 +23,12 @@ export interface ServerOptions {
   entropy: Entropy;
   tracer: Tracer;
   meter: Meter;
+  /**
+   * Whether the tracer or the meter exports anything (an SDK was started);
+   * true without. When neither does, job transitions are not built for
+   * them (OtelTelemetry).
+   */
+  exportsTelemetry?: boolean;
   logger: Logger;
   protocol: ProtocolSettings;
   limits: PayloadLimits;
@@ -62,7 +68,7 @@ export interface RunningServer {
 
 /** Wires the application over a store and serves it over gRPC. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const telemetry = new OtelTelemetry(options.tracer, options.meter);
+  const telemetry = new OtelTelemetry(options.tracer, options.meter, options.exportsTelemetry ?? true);
   const app = createApplication({
     store: options.store,
     clock: options.clock,

@@ -27,8 +27,12 @@ export type QueueJobCounts = { queue: string } & Record<JobState, number>;
  * catalog), and keeps the metrics of ojs-events 7 and timeouts.md 11.2.
  */
 export interface Telemetry {
-  /** Job state changes this replica made (each replica reports its own, so counters sum across replicas). */
-  jobTransitions(transitions: readonly JobTransition[]): void;
+  /**
+   * Job state changes this replica made (each replica reports its own, so
+   * counters sum across replicas). Read only when something is exported:
+   * a caller may hand them over unbuilt (settlement's, decoded as read).
+   */
+  jobTransitions(transitions: Iterable<JobTransition>): void;
   workerTransition(transition: WorkerTransition): void;
   /**
    * A workflow was created: its span (ojs.workflow, a child of the

@@ -15,6 +15,7 @@ import {
   type FailureItem,
 } from '../domain/settlement-checks';
 import type { SettlementOutcome } from '../store/job-store';
+import type { JobTransition } from '../domain/transition';
 import type { Principal } from '../domain/principal';
 import type { AppContext } from './app-context';
 import type { WorkerOwners } from './worker-owners';
@@ -135,10 +136,13 @@ export class Settlement {
   }
 
   private record(outcomes: readonly SettlementOutcome[]): void {
-    const transitions = [];
-    for (const outcome of outcomes) if (outcome.ok) transitions.push(outcome.transition);
-    if (transitions.length > 0) this.ctx.telemetry.jobTransitions(transitions);
+    if (outcomes.some((outcome) => outcome.ok)) this.ctx.telemetry.jobTransitions(settledTransitions(outcomes));
   }
+}
+
+/** The transitions of the settled items, read one by one as telemetry asks: a store may build each only when read. */
+function* settledTransitions(outcomes: readonly SettlementOutcome[]): Generator<JobTransition> {
+  for (const outcome of outcomes) if (outcome.ok) yield outcome.transition;
 }
 
 /** The ids of a call about one held job. */

@@ -319,8 +319,14 @@ export interface FailParams {
   now: number;
 }
 
-/** The result of one settlement: the transition it made, or why it was refused. */
-export type SettlementOutcome = { ok: true; transition: JobTransition; nextRetryAt?: number } | { ok: false; error: Error };
+/**
+ * The result of one settlement: the state the job entered and the
+ * transition it made, or why it was refused. Only telemetry reads the
+ * transition, so a store may build it when it is first read (Redis decodes
+ * it from the script's reply then): answers read `state`.
+ */
+export type SettlementOutcome =
+  { ok: true; state: JobState; transition: JobTransition; nextRetryAt?: number } | { ok: false; error: Error };
 
 export interface ProgressParams {
   workerId: string;

@@ -28,11 +28,19 @@ export class OtelTelemetry implements Telemetry {
   constructor(
     private readonly tracer: Tracer,
     private readonly meter: Meter,
+    /**
+     * Whether the tracer or the meter exports anything. When neither does,
+     * job transitions are not even read: a store may build them only when
+     * read (SettlementOutcome), and a batch of acks would otherwise decode
+     * each job's for nothing.
+     */
+    private readonly isExporting = true,
   ) {
     this.metrics = new JobMetrics(meter);
   }
 
-  jobTransitions(transitions: readonly JobTransition[]): void {
+  jobTransitions(transitions: Iterable<JobTransition>): void {
+    if (!this.isExporting) return;
     for (const t of transitions) {
       // Derived once, and only when a metric or a recording span needs them.
       let events: EventDraft[] | undefined;

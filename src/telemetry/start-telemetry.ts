@@ -9,6 +9,8 @@ import { telemetrySettings, type OtlpProtocol } from './telemetry-settings';
 export interface TelemetrySdk {
   tracer: Tracer;
   meter: Meter;
+  /** Whether traces or metrics are exported: without, the tracer and meter are no-ops. */
+  isExporting: boolean;
   /** Flushes and stops exporting. */
   shutdown(): Promise<void>;
 }
@@ -50,6 +52,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv): TelemetrySdk {
   return {
     tracer: trace.getTracer(INSTRUMENTATION_NAME),
     meter: metrics.getMeter(INSTRUMENTATION_NAME),
+    isExporting: providers.length > 0,
     shutdown: async () => {
       await Promise.all(providers.map((provider) => provider.shutdown()));
     },

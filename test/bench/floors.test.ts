@@ -8,6 +8,9 @@ describe("the benchmark's floors", () => {
     for (const cost of [ojs, minimal]) {
       expect(cost.completed).toBe(4 * 200);
       expect(cost.enqueue + cost.claim + cost.ack).toBeGreaterThan(0);
+      // The functions' commands are part of their time, never all of it.
+      expect(cost.commands).toBeGreaterThan(0);
+      expect(cost.commands).toBeLessThan(cost.enqueue + cost.claim + cost.ack);
       expect(cost.process).toBeGreaterThan(0);
     }
   });

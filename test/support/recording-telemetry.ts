@@ -20,9 +20,11 @@ export class RecordingTelemetry implements Telemetry {
   /** What the queue gauges would read from, once the server wired them. */
   queueCounts: (() => Promise<QueueJobCounts[]>) | undefined;
 
-  jobTransitions(transitions: readonly JobTransition[]): void {
-    this.transitions.push(...transitions);
-    for (const t of transitions) this.events.push(...eventDraftsOf({ kind: 'job', ...t }));
+  jobTransitions(transitions: Iterable<JobTransition>): void {
+    for (const t of transitions) {
+      this.transitions.push(t);
+      this.events.push(...eventDraftsOf({ kind: 'job', ...t }));
+    }
   }
 
   workerTransition(transition: WorkerTransition): void {

@@ -59,7 +59,7 @@ export function ack(tables: MemoryTables, params: AckParams): SettlementOutcome[
       lease: undefined,
       progress,
     } as const;
-    return { ok: true, transition: tables.transit(slot, patch, params.now) };
+    return settledBy(tables.transit(slot, patch, params.now));
   });
 }
 
@@ -67,10 +67,15 @@ export function fail(tables: MemoryTables, params: FailParams): SettlementOutcom
   return params.items.map((item): SettlementOutcome => {
     const slot = heldSlot(tables, item.jobId, params.workerId, item.leaseToken);
     if (slot instanceof Error) return { ok: false, error: slot };
-    const settled: SettlementOutcome = { ok: true, transition: tables.applyOutcome(slot, item.outcome, params.now) };
+    const settled = settledBy(tables.applyOutcome(slot, item.outcome, params.now));
     if (slot.job.nextRetryAt !== undefined) settled.nextRetryAt = slot.job.nextRetryAt;
     return settled;
   });
+}
+
+/** A settlement that made `change`. */
+function settledBy(change: JobTransition): SettlementOutcome & { ok: true } {
+  return { ok: true, state: change.to, transition: change };
 }
 
 /** Applies decided outcomes to active jobs, each only if it still holds the given lease (and, if asked, that lease expired). */

@@ -1,9 +1,6 @@
+import { isAscii } from 'node:buffer';
 import { Command } from 'ioredis';
 import type { ScriptArg } from './script';
-
-/** Bytes that are never part of a one-byte-per-character UTF-8 string. */
-// oxlint-disable-next-line eslint/no-control-regex -- the test is for anything outside ASCII
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * An FCALL as ioredis sends it, with its request written here: a script
@@ -11,14 +8,14 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * 7,000), and ioredis's own Command copies them, turns each into text
  * and measures each one's UTF-8 length before it writes them, which cost
  * the server more than anything it did for those jobs. Here the request
- * is one string built in one pass, every length taken as the string's
- * length, and measured again only when the request holds a character
- * beyond ASCII (a job's args may). ioredis's own scripts override
- * toWritable the same way (its Script class); replies, timeouts and
- * reconnection are ioredis's as for any command.
+ * is written into one buffer in one pass, every length taken as the
+ * string's length, and written again measured byte by byte only when an
+ * argument holds a character beyond ASCII (a job's args may). ioredis's
+ * own scripts override toWritable the same way (its Script class);
+ * replies, timeouts and reconnection are ioredis's as for any command.
  */
 export class FunctionCall extends Command {
-  private readonly request: string;
+  private readonly request: Buffer;
 
   /**
    * @param head What follows FCALL first: the function's name, the key count, the keys, the settings.
@@ -34,7 +31,7 @@ export class FunctionCall extends Command {
     this.request = encodeRequest(head, args);
   }
 
-  override toWritable(): string {
+  override toWritable(): Buffer {
     return this.request;
   }
 
@@ -44,17 +41,104 @@ export class FunctionCall extends Command {
 }
 
 /** The RESP request of FCALL with `head`, then `args`. */
-export function encodeRequest(head: readonly ScriptArg[], args: readonly ScriptArg[] = []): string {
-  const ascii = build(head, args, (text) => text.length);
-  return NON_ASCII.test(ascii) ? build(head, args, (text) => Buffer.byteLength(text)) : ascii;
+export function encodeRequest(head: readonly ScriptArg[], args: readonly ScriptArg[] = []): Buffer {
+  return writeAscii(head, args) ?? Buffer.from(build(head, args));
 }
 
-function build(head: readonly ScriptArg[], args: readonly ScriptArg[], byteLength: (text: string) => number): string {
-  let request = `*${head.length + args.length + 1}\r\n$5\r\nfcall\r\n`;
+const CR = 13;
+const LF = 10;
+const DOLLAR = 36;
+const STAR = 42;
+/** The command's name, after the argument count. */
+const FCALL = '$5\r\nfcall\r\n';
+/** Strings shorter than this are copied character by character: Buffer#write costs more per call than that. */
+const SHORT_TEXT = 64;
+/** The arguments' texts, between the two passes of writeAscii (kept: a call has thousands, and calls never overlap). */
+let texts: string[] = [];
+
+/**
+ * The request written into one buffer, if every argument is ASCII (one
+ * byte per character, so that each length is the string's length); else
+ * undefined. It avoids what a string built by concatenation cost: a
+ * string per argument, a rope of thousands, then its flattening and its
+ * encoding as the socket writes it, all garbage for the collector.
+ */
+function writeAscii(head: readonly ScriptArg[], args: readonly ScriptArg[]): Buffer | undefined {
+  const count = head.length + args.length;
+  if (texts.length < count) texts = Array.from({ length: count }, () => '');
+  let size = 1 + digitCount(count + 1) + 2 + FCALL.length;
+  // Indexed loops: for...of over thousands of arguments allocated an iterator result for each.
+  for (let k = 0; k < count; k++) {
+    const arg = k < head.length ? head[k]! : args[k - head.length]!;
+    const text = typeof arg === 'string' ? arg : String(arg);
+    texts[k] = text;
+    size += 1 + digitCount(text.length) + 2 + text.length + 2;
+  }
+  try {
+    const request = Buffer.allocUnsafe(size);
+    request[0] = STAR;
+    let at = writeDigits(request, 1, count + 1);
+    request[at++] = CR;
+    request[at++] = LF;
+    at += request.write(FCALL, at, 'latin1');
+    for (let i = 0; i < count; i++) {
+      const text = texts[i]!;
+      const length = text.length;
+      request[at++] = DOLLAR;
+      at = writeDigits(request, at, length);
+      request[at++] = CR;
+      request[at++] = LF;
+      if (length < SHORT_TEXT) {
+        for (let j = 0; j < length; j++) {
+          const code = text.charCodeAt(j);
+          if (code > 0x7f) return undefined;
+          request[at++] = code;
+        }
+      } else {
+        // Fewer bytes than characters, or (checked once at the end) a byte beyond ASCII: not ASCII.
+        if (request.write(text, at, length, 'utf8') !== length) return undefined;
+        at += length;
+      }
+      request[at++] = CR;
+      request[at++] = LF;
+    }
+    // A string beyond ASCII can fill its length exactly with a prefix that holds a byte above 0x7f.
+    return isAscii(request) ? request : undefined;
+  } finally {
+    texts.fill('', 0, count);
+  }
+}
+
+/** How many decimal digits the whole number `n` has (lengths and counts: below 10^15). */
+function digitCount(n: number): number {
+  if (n < 10) return 1;
+  if (n < 100) return 2;
+  if (n < 1_000) return 3;
+  if (n < 10_000) return 4;
+  if (n < 100_000) return 5;
+  let count = 6;
+  for (let rest = Math.floor(n / 1_000_000); rest >= 1; rest = Math.floor(rest / 10)) count += 1;
+  return count;
+}
+
+/** Writes the decimal digits of the whole number `n` at `at`; returns where they end. */
+function writeDigits(request: Buffer, at: number, n: number): number {
+  const end = at + digitCount(n);
+  let rest = n;
+  for (let i = end - 1; i >= at; i--) {
+    request[i] = 48 + (rest % 10);
+    rest = Math.floor(rest / 10);
+  }
+  return end;
+}
+
+/** The request as one string, each argument measured in UTF-8 bytes: for arguments beyond ASCII. */
+function build(head: readonly ScriptArg[], args: readonly ScriptArg[]): string {
+  let request = `*${head.length + args.length + 1}\r\n${FCALL}`;
   for (const list of [head, args]) {
     for (const arg of list) {
       const text = typeof arg === 'string' ? arg : String(arg);
-      request += `$${byteLength(text)}\r\n${text}\r\n`;
+      request += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
     }
   }
   return request;

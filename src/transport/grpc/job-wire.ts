@@ -85,13 +85,17 @@ function writeSeconds(writer: BinaryWriter, key: number, ms: number | undefined)
   if (value !== 0) writer.uint32(key).int32(value);
 }
 
+const MAX_UINT32 = 0xffff_ffff;
+
 /** A google.protobuf.Timestamp field at `key`, from milliseconds (absent: none). */
 function writeTimestamp(writer: BinaryWriter, key: number, ms: number | undefined): void {
   if (ms === undefined) return;
   const wholeSeconds = Math.trunc(ms / 1_000);
   const nanos = (ms % 1_000) * 1_000_000;
   writer.uint32(key).fork();
-  if (wholeSeconds !== 0) writer.uint32(8).int64(wholeSeconds);
+  // A positive int64 below 2^32 is the same varint as a uint32, which skips int64's BigInt and its {lo, hi} (times up to 2106).
+  if (wholeSeconds > 0 && wholeSeconds <= MAX_UINT32) writer.uint32(8).uint32(wholeSeconds);
+  else if (wholeSeconds !== 0) writer.uint32(8).int64(wholeSeconds);
   if (nanos !== 0) writer.uint32(16).int32(nanos);
   writer.join();
 }

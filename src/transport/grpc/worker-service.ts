@@ -71,7 +71,7 @@ export class WorkerServiceHandlers implements Omit<WorkerServiceImplementation, 
       { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error, 'error') },
     ]);
     if (!outcome!.ok) throw outcome!.error;
-    return { state: toProtoJobState(outcome!.transition.to), nextRetryAt: toDate(outcome!.nextRetryAt) };
+    return { state: toProtoJobState(outcome!.state), nextRetryAt: toDate(outcome!.nextRetryAt) };
   }
 
   async failBatch(request: FailBatchRequest, context: CallContext) {
@@ -114,7 +114,7 @@ function toSettlementResult(jobId: string, outcome: SettlementOutcome): Settleme
       ok: true,
       errorCode: '',
       errorMessage: '',
-      state: toProtoJobState(outcome.transition.to),
+      state: toProtoJobState(outcome.state),
       nextRetryAt: toDate(outcome.nextRetryAt),
     };
   }

@@ -1,5 +1,7 @@
+import * as fc from 'fast-check';
 import { Command } from 'ioredis';
 import { encodeRequest, FunctionCall } from '../../../src/store/redis/function-call';
+import { propertyParameters } from '../../support/property';
 
 /** The request ioredis itself writes for FCALL with these arguments, as bytes. */
 function ioredisRequest(args: (string | number)[]): Buffer {
@@ -19,6 +21,23 @@ describe('a function call', () => {
     const request = Buffer.from(encodeRequest(args));
     expect(request).toEqual(ioredisRequest(args));
     expect(request.toString()).toContain(`$${Buffer.byteLength('{"args":["é","日本","🙂"]}')}\r\n`);
+  });
+
+  it('measures a long argument beyond ASCII whose first bytes fill its length in characters exactly', () => {
+    // 300 characters: é and 298 letters are 300 bytes, and 日 does not fit after them.
+    const text = `é${'a'.repeat(298)}日`;
+    const args = ['f', 0, text];
+    expect(Buffer.from(encodeRequest(args))).toEqual(ioredisRequest(args));
+  });
+
+  it('writes the request ioredis would write for any text and whole numbers', () => {
+    const arg = fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ maxLength: 300 }), fc.nat());
+    fc.assert(
+      fc.property(fc.array(arg, { minLength: 1, maxLength: 30 }), (args) => {
+        expect(Buffer.from(encodeRequest(args.slice(0, 1), args.slice(1)))).toEqual(ioredisRequest(args));
+      }),
+      propertyParameters(),
+    );
   });
 
   it('is routed by its first key, so that a cluster sends it to the slot of the deployment', () => {

@@ -12,10 +12,11 @@ import { hasProtoKey } from '../../support/proto-key';
 import { activeJob } from '../support/active-job';
 
 const optional = <T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(arbitrary, { nil: undefined });
-/** Milliseconds, whole seconds among them, the epoch included. */
+/** Milliseconds, whole seconds among them, the epoch included, and both sides of 2^32 seconds (where uint32 ends). */
 const time = fc.oneof(
   fc.integer({ min: 0, max: 253_402_300_799_999 }),
   fc.integer({ min: 0, max: 5_000 }).map((s) => s * 1000),
+  fc.constantFrom(4_294_967_295_000, 4_294_967_295_999, 4_294_967_296_000),
 );
 const duration = fc.oneof(fc.integer({ min: 0, max: 10_000_000 }), fc.constantFrom(0, 499, 500, 1_500, 30_000));
 const text = fc.string({ maxLength: 20, unit: fc.constantFrom('a', 'é', '日', '🙂', '', ' ') });

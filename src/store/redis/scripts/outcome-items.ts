@@ -1,7 +1,9 @@
 import { summarizeError } from '../../../domain/event-facts';
 import type { FailureOutcome } from '../../../domain/failure';
 import type { SettlementOutcome } from '../../job-store';
-import { readArray, readString, unexpectedReply } from '../reply';
+import { JOB_STATES } from '../../../domain/job';
+import type { JobTransition } from '../../../domain/transition';
+import { readArray, readOneOf, readString, unexpectedReply } from '../reply';
 import { arg, type ScriptArg } from '../script';
 import { refusalError } from '../script-errors';
 import { decodeTransition } from '../fact-codec';
@@ -52,6 +54,15 @@ export function readSettlements(reply: unknown, items: readonly { jobId: string 
     const code = readString(status, `${what} status`);
     if (code !== 'ok')
       return { ok: false, error: refusalError({ status: code, jobId: items[i]!.jobId, state: readString(state, `${what} state`) }) };
-    return { ok: true, transition: decodeTransition(transition) };
+    // Decoded when first read: only telemetry reads it, and with telemetry off nothing does (a batch of acks
+    // decoded 200 facts for nothing).
+    let decoded: JobTransition | undefined;
+    return {
+      ok: true,
+      state: readOneOf(state, JOB_STATES, `${what} state`),
+      get transition(): JobTransition {
+        return (decoded ??= decodeTransition(transition));
+      },
+    };
   });
 }
