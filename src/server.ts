@@ -25,8 +25,8 @@ export interface ServerOptions {
   meter: Meter;
   /**
    * Whether the tracer or the meter exports anything (an SDK was started);
-   * true without. When neither does, job transitions are not built for
-   * them (OtelTelemetry).
+   * true without. When neither does, telemetry reads no job transition,
+   * and a settlement's is never decoded (OtelTelemetry).
    */
   exportsTelemetry?: boolean;
   logger: Logger;
