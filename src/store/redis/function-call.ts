@@ -8,7 +8,7 @@ import type { ScriptArg } from './script';
  * 7,000), and ioredis's own Command copies them, turns each into text
  * and measures each one's UTF-8 length before it writes them, which cost
  * the server more than anything it did for those jobs. Here the request
- * is written into one buffer in one pass, every length taken as the
+ * is written into one buffer sized beforehand, every length taken as the
  * string's length, and written again measured byte by byte only when an
  * argument holds a character beyond ASCII (a job's args may). ioredis's
  * own scripts override toWritable the same way (its Script class);

@@ -151,12 +151,18 @@ class Simulation {
     this.run = advance.run;
     const changed = this.run.nodes.flatMap((node, index) => (JSON.stringify(node) === JSON.stringify(before.nodes[index]) ? [] : [index]));
     same('changed nodes', advance.changed, changed);
-    // The jobs to make available and to cancel are exactly the job nodes that were decided or stopped.
+    // The jobs to make available and to cancel are exactly the job nodes that were decided or stopped. Both lists
+    // are in the order the change reached the nodes (lib/workflows.lua keeps the same order), not always the plan's:
+    // after an operator cancelled a waiting job, one seed's change decided node 3 before node 2.
     const jobsNow = (from: NodeStatus[], to: NodeStatus[]): number[] =>
       changed.filter(
         (index) => index < this.plan.jobCount && from.includes(before.nodes[index]!.status) && to.includes(this.run.nodes[index]!.status),
       );
-    same('enqueued jobs', advance.enqueue, jobsNow(['waiting'], ['enqueued']));
+    same(
+      'enqueued jobs',
+      advance.enqueue.toSorted((a, b) => a - b),
+      jobsNow(['waiting'], ['enqueued']),
+    );
     same(
       'withdrawn jobs',
       advance.withdrawn.toSorted((a, b) => a - b),
