@@ -29,7 +29,7 @@ function recordingTracer(): { tracer: Tracer; spans: InMemorySpanExporter } {
 }
 
 describe('job transitions in telemetry', () => {
-  it('are exported only when the environment asks for an exporter', async () => {
+  it('go to no exporter when the environment names none', async () => {
     const telemetry = startTelemetry({});
     expect(telemetry.isExporting).toBe(false);
     await telemetry.shutdown();
