@@ -42,7 +42,8 @@ export class FunctionCall extends Command {
 
 /** The RESP request of FCALL with `head`, then `args`. */
 export function encodeRequest(head: readonly ScriptArg[], args: readonly ScriptArg[] = []): Buffer {
-  return writeAscii(head, args) ?? Buffer.from(build(head, args));
+  // Measured, the writer always writes.
+  return writeRequest(head, args, false) ?? writeRequest(head, args, true)!;
 }
 
 const CR = 13;
@@ -53,17 +54,19 @@ const STAR = 42;
 const FCALL = '$5\r\nfcall\r\n';
 /** Strings shorter than this are copied character by character: Buffer#write costs more per call than that. */
 const SHORT_TEXT = 64;
-/** The arguments' texts, between the two passes of writeAscii (kept: a call has thousands, and calls never overlap). */
+/** The arguments' texts, between the two passes of writeRequest (kept: a call has thousands, and calls never overlap). */
 let texts: string[] = [];
 
 /**
- * The request written into one buffer, if every argument is ASCII (one
- * byte per character, so that each length is the string's length); else
- * undefined. It avoids what a string built by concatenation cost: a
- * string per argument, a rope of thousands, then its flattening and its
- * encoding as the socket writes it, all garbage for the collector.
+ * The request written into one buffer sized beforehand. It avoids what a
+ * string built by concatenation cost: a string per argument, a rope of
+ * thousands, then its flattening and its encoding as the socket writes
+ * it, all garbage for the collector. Unless `isMeasured`, every argument
+ * is taken for ASCII (its length in bytes is the string's, which spares
+ * measuring thousands of them), and the result is undefined when one is
+ * not; measured, each length is its UTF-8 bytes.
  */
-function writeAscii(head: readonly ScriptArg[], args: readonly ScriptArg[]): Buffer | undefined {
+function writeRequest(head: readonly ScriptArg[], args: readonly ScriptArg[], isMeasured: boolean): Buffer | undefined {
   const count = head.length + args.length;
   if (texts.length < count) texts = Array.from({ length: count }, () => '');
   let size = 1 + digitCount(count + 1) + 2 + FCALL.length;
@@ -72,7 +75,8 @@ function writeAscii(head: readonly ScriptArg[], args: readonly ScriptArg[]): Buf
     const arg = k < head.length ? head[k]! : args[k - head.length]!;
     const text = typeof arg === 'string' ? arg : String(arg);
     texts[k] = text;
-    size += 1 + digitCount(text.length) + 2 + text.length + 2;
+    const length = isMeasured ? Buffer.byteLength(text) : text.length;
+    size += 1 + digitCount(length) + 2 + length + 2;
   }
   try {
     const request = Buffer.allocUnsafe(size);
@@ -83,19 +87,19 @@ function writeAscii(head: readonly ScriptArg[], args: readonly ScriptArg[]): Buf
     at += request.write(FCALL, at, 'latin1');
     for (let i = 0; i < count; i++) {
       const text = texts[i]!;
-      const length = text.length;
+      const length = isMeasured ? Buffer.byteLength(text) : text.length;
       request[at++] = DOLLAR;
       at = writeDigits(request, at, length);
       request[at++] = CR;
       request[at++] = LF;
-      if (length < SHORT_TEXT) {
+      if (!isMeasured && length < SHORT_TEXT) {
         for (let j = 0; j < length; j++) {
           const code = text.charCodeAt(j);
           if (code > 0x7f) return undefined;
           request[at++] = code;
         }
       } else {
-        // Fewer bytes than characters, or (checked once at the end) a byte beyond ASCII: not ASCII.
+        // Taken for ASCII: fewer bytes than characters, or (checked once at the end) a byte beyond ASCII, say it is not.
         if (request.write(text, at, length, 'utf8') !== length) return undefined;
         at += length;
       }
@@ -103,7 +107,7 @@ function writeAscii(head: readonly ScriptArg[], args: readonly ScriptArg[]): Buf
       request[at++] = LF;
     }
     // A string beyond ASCII can fill its length exactly with a prefix that holds a byte above 0x7f.
-    return isAscii(request) ? request : undefined;
+    return isMeasured || isAscii(request) ? request : undefined;
   } finally {
     texts.fill('', 0, count);
   }
@@ -130,16 +134,4 @@ function writeDigits(request: Buffer, at: number, n: number): number {
     rest = Math.floor(rest / 10);
   }
   return end;
-}
-
-/** The request as one string, each argument measured in UTF-8 bytes: for arguments beyond ASCII. */
-function build(head: readonly ScriptArg[], args: readonly ScriptArg[]): string {
-  let request = `*${head.length + args.length + 1}\r\n${FCALL}`;
-  for (const list of [head, args]) {
-    for (const arg of list) {
-      const text = typeof arg === 'string' ? arg : String(arg);
-      request += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
-    }
-  }
-  return request;
 }
