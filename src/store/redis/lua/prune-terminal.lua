@@ -15,7 +15,8 @@
   ARGV: 1 now, 2 completed retention, 3 cancelled retention, 4 discarded
         retention (ms), 5 most finished jobs kept (0: no cap), 6 limit.
   Returns: how many jobs were removed.
-  Bounded: reads at most `limit` index entries per terminal state and
+  Bounded: reads at most `limit` index entries per terminal state (none
+  when nothing is past its retention and the cap is kept) and
   removes at most `limit` jobs, and at most `limit` workflows per end state. Atomic: one script; every argument is
   checked before the first write.
 ]]
@@ -33,11 +34,21 @@ if maxJobs > 0 then
   excess = total - maxJobs
 end
 
--- The oldest `limit` entries of each state (removals stay pending until the end: the
--- indexes are read once), and the position of each state's next one.
+-- Each state's entries that this pass may remove, oldest first, at most `limit`
+-- (removals stay pending until the end: the indexes are read once), and the
+-- position of each state's next one. Those past the retention come first: a
+-- lex range ends before the first member listed after the cutoff, so a pass
+-- with nothing due reads nothing. Over the cap, up to `excess` newer ones
+-- may go too, oldest first whatever their state.
 local oldest, position = {}, {}
 for _, state in ipairs(TERMINAL_STATES) do
-  oldest[state] = limit > 0 and redis.call('ZRANGEBYLEX', K.listing .. state, '-', '+', 'LIMIT', 0, limit) or {}
+  local key = K.listing .. state
+  local due = {}
+  if limit > 0 and cutoff[state] >= 0 then
+    due = redis.call('ZRANGEBYLEX', key, '-', '(' .. pad(cutoff[state] + 1), 'LIMIT', 0, limit)
+  end
+  local wanted = math.min(limit, #due + math.max(excess, 0))
+  oldest[state] = wanted > #due and redis.call('ZRANGEBYLEX', key, '-', '+', 'LIMIT', 0, wanted) or due
   position[state] = 1
 end
 
