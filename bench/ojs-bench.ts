@@ -7,7 +7,8 @@ import { connect } from '../packages/sdk/src/connection';
 import { Producer, Worker, type JobSpec, type Logger } from '../packages/sdk/src';
 import { Arrivals } from './arrivals';
 import { call, cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
-import { sample, type Percentiles } from './percentiles';
+import { OwnPauses, type Span } from './own-pauses';
+import { percentiles, sample, type Percentiles } from './percentiles';
 import { ProtocolWorker } from './protocol-worker';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
@@ -131,6 +132,12 @@ export interface RawLatencyResult extends Percentiles {
   refusedAcks: number;
   /** Times the server declared the worker dead and it registered again. */
   reRegistrations: number;
+  /** Samples measured (after the warm-up). */
+  samples: number;
+  /** Of those, the samples a pause of this process's collector fell in (it is the worker and the producer). */
+  pausedSamples: number;
+  /** The percentiles of the other samples, without this process's pauses (absent: every sample met one). */
+  unpaused?: Percentiles;
 }
 
 /**
@@ -150,6 +157,8 @@ export async function rawLatency(address: string, samples: number, run: string, 
   const acking = new Map<string, Promise<unknown>>();
   let ackFailure: Error | undefined;
   let worker: ProtocolWorker | undefined;
+  /** This process's collector, watched while it samples. */
+  const pauses = new OwnPauses();
   try {
     worker = await ProtocolWorker.start({
       client: connection.workers,
@@ -169,23 +178,36 @@ export async function rawLatency(address: string, samples: number, run: string, 
         arrivals.arrived(delivery.job!.id);
       },
     });
-    const percentiles = await sample(samples, Math.min(1_000, samples), async (i) => {
+    const warmup = Math.min(1_000, samples);
+    const spans: Span[] = [];
+    const measured = await sample(samples, warmup, async (i) => {
       const id = uuidv7();
       const delivered = arrivals.expect(id, `the delivery of job ${i}`, waitMs);
-      const started = performance.now();
+      const start = performance.now();
       const enqueued = call(`the Enqueue of job ${i}`, waitMs, (signal) =>
         connection.jobs.enqueue({ jobs: [Job.fromPartial({ id, type: 'bench.noop', queue, args: [i] })], pending: false }, { signal }),
       );
       await Promise.all([enqueued, delivered]);
-      const ms = performance.now() - started;
+      const end = performance.now();
+      if (i >= warmup) spans.push({ start, end });
       await acking.get(id);
       acking.delete(id);
-      return ms;
+      return end - start;
     });
+    pauses.stop();
     await Promise.all(acks);
     if (ackFailure !== undefined) throw ackFailure;
-    return { ...percentiles, refusedAcks: worker.refusedAcks, reRegistrations: worker.reRegistrations };
+    const unpaused = spans.filter((span) => !pauses.overlaps(span)).map((span) => span.end - span.start);
+    return {
+      ...measured,
+      refusedAcks: worker.refusedAcks,
+      reRegistrations: worker.reRegistrations,
+      samples: spans.length,
+      pausedSamples: spans.length - unpaused.length,
+      ...(unpaused.length > 0 ? { unpaused: percentiles(unpaused) } : {}),
+    };
   } finally {
+    pauses.stop();
     // Acks still out when a wait failed: let them finish (each has its deadline) before the worker goes.
     await cleanUp('the last Acks', waitMs, Promise.all(acks));
     if (worker !== undefined) await worker.stop();

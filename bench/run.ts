@@ -42,13 +42,21 @@ const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.
 const us = (n: number): string => `${n.toFixed(0)} µs`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')} jobs/s`.padEnd(14);
 const load = (r: LoadResult): string => `${rate(r.rate)} delivery under load ${ms(percentiles(r.delays))}`;
-/** The hand-written worker's latency, and what it met on the way (refused Acks, a re-registration), if anything. */
+/**
+ * The hand-written worker's latency; the same without the samples that a
+ * pause of this process's collector fell in (this process is the worker
+ * and the producer); and what it met on the way (refused Acks, a
+ * re-registration), if anything.
+ */
 const raw = (r: RawLatencyResult): string => {
+  const samples = `${r.pausedSamples} sample${r.pausedSamples === 1 ? '' : 's'} (${pct(r.pausedSamples / r.samples)})`;
+  const unpaused = r.unpaused === undefined ? 'none left' : ms(r.unpaused);
   const troubles = [
     ...(r.refusedAcks > 0 ? [`${r.refusedAcks} Ack(s) refused (lease lost)`] : []),
     ...(r.reRegistrations > 0 ? [`registered again ${r.reRegistrations}x (declared dead)`] : []),
   ];
-  return troubles.length === 0 ? ms(r) : `${ms(r)}; ${troubles.join(', ')}`;
+  const line = `${ms(r)}; without the ${samples} the benchmark's own collector paused in: ${unpaused}`;
+  return troubles.length === 0 ? line : `${line}; ${troubles.join(', ')}`;
 };
 const MODES: { mode: LoadMode; title: string }[] = [
   { mode: 'batched', title: `${SHAPE.producers} producers x batches of ${SHAPE.batch}` },

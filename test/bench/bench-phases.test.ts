@@ -109,7 +109,9 @@ describe("the benchmark's phases", () => {
     });
     await phases.run('raw latency', async () => {
       const r = await rawLatency(server.address, 20, `r-${randomUUID().slice(0, 8)}`, WAIT_MS);
-      phases.print(`raw p50 ${r.p50} refused ${r.refusedAcks} registered again ${r.reRegistrations}`);
+      phases.print(`raw p50 ${r.p50} refused ${r.refusedAcks} registered again ${r.reRegistrations} samples ${r.samples}`);
+      expect(r.pausedSamples).toBeLessThanOrEqual(r.samples);
+      expect(r.unpaused === undefined).toBe(r.pausedSamples === r.samples);
     });
     await phases.run('round trip', async () => phases.print(`unary p50 ${(await unaryRoundTrip(server.address, 20, WAIT_MS)).p50}`));
     expect(phases.failures).toEqual([]);
@@ -117,7 +119,7 @@ describe("the benchmark's phases", () => {
     expect(lines).toEqual([
       expect.stringMatching(/^rate \d+(\.\d+)? delays 300$/),
       expect.stringMatching(/^sdk p50 \d/),
-      expect.stringMatching(/^raw p50 \d.* refused 0 registered again 0$/),
+      expect.stringMatching(/^raw p50 \d.* refused 0 registered again 0 samples 20$/),
       expect.stringMatching(/^unary p50 \d/),
     ]);
   });
