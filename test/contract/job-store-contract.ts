@@ -904,11 +904,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         const [recent] = await finish(1, T0 + 10);
         const [cancelled] = await h.enqueue({});
         await h.store.cancel(cancelled!.id, T0 + 5);
-        const [waiting] = await h.enqueue({});
-        await h.store.cancel(waiting!.id, T0 + 1_500);
+        const [lateCancel] = await h.enqueue({});
+        await h.store.cancel(lateCancel!.id, T0 + 1_500);
         // At T0 + 1_005 only `due` is past its retention; the cap of 2 takes one more, the oldest: `cancelled`.
         expect(await h.store.pruneTerminal(T0 + 1_005, { ...retention, maxJobs: 2 }, 100)).toBe(2);
-        expect(await h.store.getJobs([due!, cancelled!.id, recent!, waiting!.id])).toEqual([
+        expect(await h.store.getJobs([due!, cancelled!.id, recent!, lateCancel!.id])).toEqual([
           undefined,
           undefined,
           expect.anything(),
@@ -917,7 +917,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         // Within the cap, only what is past its retention goes: `recent` (completed at T0 + 10) at T0 + 1_010.
         expect(await h.store.pruneTerminal(T0 + 1_009, { ...retention, maxJobs: 2 }, 100)).toBe(0);
         expect(await h.store.pruneTerminal(T0 + 1_010, { ...retention, maxJobs: 2 }, 100)).toBe(1);
-        expect(await h.store.getJobs([recent!, waiting!.id])).toEqual([undefined, expect.anything()]);
+        expect(await h.store.getJobs([recent!, lateCancel!.id])).toEqual([undefined, expect.anything()]);
       });
 
       it('never removes a job that left its terminal state', async () => {
