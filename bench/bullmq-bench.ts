@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
-import { Arrivals } from './arrivals';
+import { Arrivals, bothArrived } from './arrivals';
 import { cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
 import { sample, type Percentiles } from './percentiles';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
@@ -73,8 +73,7 @@ export async function bullmqLatency(redisPort: number, samples: number, run: str
     return await sample(samples, Math.min(500, samples), async (i) => {
       const delivered = arrivals.expect(i, `the processing of job ${i}`, waitMs);
       const started = performance.now();
-      await Promise.all([within(`the add of job ${i}`, waitMs, queue.add('noop', { n: i })), delivered]);
-      return performance.now() - started;
+      return (await bothArrived(within(`the add of job ${i}`, waitMs, queue.add('noop', { n: i })), delivered)) - started;
     });
   } finally {
     await closeAll(queue, [worker], waitMs);

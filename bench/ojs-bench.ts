@@ -5,7 +5,7 @@ import { uuidv7 } from 'uuidv7';
 import { Job } from '../packages/sdk/gen/ojs/server/v1/job';
 import { connect } from '../packages/sdk/src/connection';
 import { Producer, Worker, type JobSpec, type Logger } from '../packages/sdk/src';
-import { Arrivals } from './arrivals';
+import { Arrivals, bothArrived } from './arrivals';
 import { call, cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
 import { OwnPauses, type Span } from './own-pauses';
 import { percentiles, sample, type Percentiles } from './percentiles';
@@ -117,8 +117,8 @@ export async function ojsLatency(address: string, samples: number, run: string, 
     return await sample(samples, Math.min(1_000, samples), async (i) => {
       const delivered = arrivals.expect(i, `the delivery of job ${i}`, waitMs);
       const started = performance.now();
-      await Promise.all([within(`the Enqueue of job ${i}`, waitMs, producer.enqueue({ type: 'bench.noop', queue, args: [i] })), delivered]);
-      return performance.now() - started;
+      const enqueued = within(`the Enqueue of job ${i}`, waitMs, producer.enqueue({ type: 'bench.noop', queue, args: [i] }));
+      return (await bothArrived(enqueued, delivered)) - started;
     });
   } finally {
     await stopWorkers(workers, waitMs);
@@ -169,13 +169,14 @@ export async function rawLatency(address: string, samples: number, run: string, 
       waitMs,
       logger: benchLogger,
       onDelivery: (delivery, self) => {
+        // Arrived before its Ack is set up: the arrival is stamped now.
+        arrivals.arrived(delivery.job!.id);
         // Acked as it comes (a job delivered again after a lost lease too); a refusal is counted by the worker.
         const ack = self
           .ack(delivery)
           .catch((error: unknown) => (ackFailure ??= error instanceof Error ? error : new Error(String(error))));
         acks.push(ack);
         acking.set(delivery.job!.id, ack);
-        arrivals.arrived(delivery.job!.id);
       },
     });
     const warmup = Math.min(1_000, samples);
@@ -187,8 +188,7 @@ export async function rawLatency(address: string, samples: number, run: string, 
       const enqueued = call(`the Enqueue of job ${i}`, waitMs, (signal) =>
         connection.jobs.enqueue({ jobs: [Job.fromPartial({ id, type: 'bench.noop', queue, args: [i] })], pending: false }, { signal }),
       );
-      await Promise.all([enqueued, delivered]);
-      const end = performance.now();
+      const end = await bothArrived(enqueued, delivered);
       if (i >= warmup) spans.push({ start, end });
       await acking.get(id);
       acking.delete(id);

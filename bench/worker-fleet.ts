@@ -7,7 +7,7 @@ import { WorkerServiceDefinition } from '../gen/ojs/server/v1/worker_service';
 import type { Logger } from '../packages/sdk/src';
 import { WorkerStreamClient } from '../packages/sdk/src/worker-stream-client';
 import { pause } from '../lib/pause';
-import { Arrivals } from './arrivals';
+import { Arrivals, bothArrived } from './arrivals';
 import { call, withoutStalling } from './deadline';
 import { percentiles } from './percentiles';
 import { ProtocolWorker } from './protocol-worker';
@@ -148,11 +148,8 @@ class Fleet {
     const delivered = this.arrivals.expect(id, `the delivery of job ${i}`, waitMs);
     const started = performance.now();
     const job = Job.fromPartial({ id, type: 'bench.noop', queue: this.queueOf(i), args: [i] });
-    await Promise.all([
-      call(`the Enqueue of job ${i}`, waitMs, (signal) => this.jobs.enqueue({ jobs: [job], pending: false }, { signal })),
-      delivered,
-    ]);
-    return performance.now() - started;
+    const enqueued = call(`the Enqueue of job ${i}`, waitMs, (signal) => this.jobs.enqueue({ jobs: [job], pending: false }, { signal }));
+    return (await bothArrived(enqueued, delivered)) - started;
   }
 
   private queueOf(n: number): string {
