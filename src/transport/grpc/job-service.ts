@@ -11,7 +11,7 @@ import {
   type WaitForJobRequest,
 } from '../../../gen/ojs/server/v1/job_service';
 import { principalOf } from './auth-context';
-import { encodeWith, framedType } from './encoded-messages';
+import { framedType } from './encoded-messages';
 import { writeJob } from './job-wire';
 import { toProtoJob, toSubmission } from './job-mapper';
 import { fromDuration } from './time-mapping';
@@ -37,7 +37,7 @@ export class JobServiceHandlers implements JobServiceImplementation {
       },
     );
     return framedEnqueue.frame(
-      outcomes.map(({ job }) => encodeWith((writer) => writeJob(writer, job))),
+      framedEnqueue.items(outcomes, (writer, { job }) => writeJob(writer, job)),
       { jobs: [], outcomes: outcomes.map(({ deduplicated, replaced }) => ({ deduplicated, replacedJobId: replaced?.jobId ?? '' })) },
     );
   }

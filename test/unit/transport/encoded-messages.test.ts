@@ -1,7 +1,11 @@
 import * as fc from 'fast-check';
+import { EnqueueResponse } from '../../../gen/ojs/server/v1/job_service';
 import { BeatResponse, WorkerState } from '../../../gen/ojs/server/v1/worker_service';
-import { serializeComplete } from '../../../src/transport/grpc/encoded-messages';
+import { framedType, serializeComplete } from '../../../src/transport/grpc/encoded-messages';
+import { toProtoJob } from '../../../src/transport/grpc/job-mapper';
+import { writeJob } from '../../../src/transport/grpc/job-wire';
 import { propertyParameters } from '../../support/property';
+import { jobs } from '../support/job-arbitrary';
 
 const ids = fc.array(fc.string({ maxLength: 40 }), { maxLength: 5 });
 const beatResponses: fc.Arbitrary<BeatResponse> = fc.record({
@@ -55,5 +59,30 @@ describe('serializeComplete', () => {
     const broken = { ...complete, timedOutJobIds: undefined } as unknown as BeatResponse;
     expect(() => serializeComplete(BeatResponse, broken)).toThrow(TypeError);
     expect(BeatResponse.decode(serializeComplete(BeatResponse, complete))).toEqual(complete);
+  });
+});
+
+describe('framedType', () => {
+  const framed = framedType(EnqueueResponse, 1);
+
+  it('writes items encoded beforehand as the generated encoder writes the whole message, byte for byte', () => {
+    const outcomes = fc.array(fc.record({ deduplicated: fc.boolean(), replacedJobId: fc.string({ maxLength: 10 }) }), { maxLength: 3 });
+    fc.assert(
+      fc.property(fc.array(jobs, { maxLength: 6 }), outcomes, (stored, outcomeList) => {
+        const message = framed.frame(
+          framed.items(stored, (writer, job) => writeJob(writer, job)),
+          { jobs: [], outcomes: outcomeList },
+        );
+        const expected = EnqueueResponse.encode({ jobs: stored.map((job) => toProtoJob(job)), outcomes: outcomeList }).finish();
+        expect(Buffer.from(framed.type.encode(message).finish())).toEqual(Buffer.from(expected));
+      }),
+      propertyParameters(200),
+    );
+  });
+
+  it('passes a framed message through fromPartial as it is, and any other message to the generated one', () => {
+    const message = framed.frame(new Uint8Array(), { jobs: [], outcomes: [] });
+    expect(framed.type.fromPartial(message as never)).toBe(message);
+    expect(framed.type.fromPartial({} as never)).toEqual(EnqueueResponse.fromPartial({}));
   });
 });
