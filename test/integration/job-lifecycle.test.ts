@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { randomUUID } from 'node:crypto';
-import { Status } from 'nice-grpc';
+import { Metadata, Status } from 'nice-grpc';
 import { HandlerCode, JobState, OnExhaustion, type DeepPartial, type Job } from '../../gen/ojs/server/v1/job';
 import type { Delivery, FetchResponse } from '../../gen/ojs/server/v1/worker_service';
 import { enqueueOne, getJob } from '../support/jobs';
@@ -183,5 +183,22 @@ describe('the job lifecycle', () => {
     for (const jobId of ['', 'nope', unknown.toUpperCase()]) {
       expect(await rpcError(shared.clients.jobs.getJob({ jobId }))).toMatchObject({ code: Status.INVALID_ARGUMENT, fields: ['job_id'] });
     }
+  });
+
+  it('answers settlements with the request id and the server version, whether it takes them or refuses them', async () => {
+    const { worker, fetch } = await workerFor();
+    const delivery = await nextDelivery(fetch);
+    const headers: Metadata[] = [];
+    const asking = (id: string) => ({ metadata: Metadata({ 'x-ojs-request-id': id }), onHeader: (h: Metadata) => headers.push(h) });
+    const settlement = { workerId: worker.workerId, jobId: delivery.job!.id, leaseToken: delivery.leaseToken };
+    await shared.clients.workers.ack(settlement, asking('ack-1'));
+    expect((await rpcError(shared.clients.workers.ack(settlement, asking('ack-2')))).code).toBe(Status.FAILED_PRECONDITION);
+    const failure = { ...settlement, error: { type: 'E', message: 'late' } };
+    expect((await rpcError(shared.clients.workers.fail(failure, asking('fail-1')))).code).toBe(Status.FAILED_PRECONDITION);
+    const batch = { workerId: worker.workerId, completions: [{ jobId: delivery.job!.id, leaseToken: delivery.leaseToken }] };
+    expect((await shared.clients.workers.ackBatch(batch, asking('batch-1'))).results[0]!.ok).toBe(false);
+    expect(headers.map((h) => [h.get('x-ojs-request-id'), h.get('x-ojs-server-version')])).toEqual(
+      ['ack-1', 'ack-2', 'fail-1', 'batch-1'].map((id) => [id, 'test']),
+    );
   });
 });

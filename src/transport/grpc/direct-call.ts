@@ -1,6 +1,7 @@
-import { Metadata, type ServerDuplexStream, type ServerWritableStream } from '@grpc/grpc-js';
+import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ANONYMOUS, type Principal } from '../../domain/principal';
 import type { CallGate, GatedMethod } from './call-gate';
+import { gateHeaders, grpcJsStatus } from './grpc-js-status';
 import { grpcJsRequestMetadata } from './request-metadata';
 
 type StreamCall<Request, Response> = ServerWritableStream<Request, Response> | ServerDuplexStream<Request, Response>;
@@ -31,9 +32,7 @@ export class DirectCall<Request, Response> {
     request: unknown,
   ): DirectCall<Request, Response> | undefined {
     const metadata = grpcJsRequestMetadata(call.metadata);
-    const headers = new Metadata();
-    for (const [key, value] of gate.responseHeaders(metadata)) headers.set(key, value);
-    call.sendMetadata(headers);
+    call.sendMetadata(gateHeaders(gate, metadata));
     try {
       const { principal, release } = gate.admit(method, request, metadata, call.getPeer());
       return new DirectCall(gate, method, call, principal ?? ANONYMOUS, release);
@@ -95,12 +94,8 @@ export class DirectCall<Request, Response> {
   /** Ends the call with the status the gate gives `error`. */
   fail(error: unknown): void {
     if (!this.over()) return;
-    const failure = this.gate.failure(error, this.method.path);
-    const trailers = new Metadata();
-    if (failure.statusDetails !== undefined) trailers.set('grpc-status-details-bin', Buffer.from(failure.statusDetails));
-    if (failure.retryAfter !== undefined) trailers.set('retry-after', failure.retryAfter);
     // grpc-js's stream turns an emitted error into the status it ends with.
-    this.call.emit('error', { code: failure.code, details: failure.message, metadata: trailers });
+    this.call.emit('error', grpcJsStatus(this.gate.failure(error, this.method.path)));
   }
 
   /** Marks the call ended; false when it already was. */

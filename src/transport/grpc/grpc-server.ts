@@ -17,7 +17,7 @@ import { FetchStreams } from './fetch-streams';
 import { guardDecoding } from './guarded-decoding';
 import { LIVENESS_SERVICE, startHealthServer } from './health-server';
 import { listenWatchingSessions } from './http2-sessions';
-import { FramedEnqueueResponseType, JobServiceHandlers } from './job-service';
+import { directEnqueue, JobServiceHandlers } from './job-service';
 import { OperatorServiceHandlers } from './operator-service';
 import { ScheduleServiceHandlers } from './schedule-service';
 import { peerIdentityInterceptor } from './peer-identity';
@@ -27,7 +27,7 @@ import { exposureWarning, serverSecurity, type SecurityOptions } from './server-
 import { ojsServerMiddleware } from './server-middleware';
 import { ServiceHost } from './service-host';
 import { terminatorMiddleware } from './terminator-middleware';
-import { WorkerServiceHandlers } from './worker-service';
+import { directSettlements, WorkerServiceHandlers } from './worker-service';
 import { WorkflowServiceHandlers } from './workflow-service';
 
 export interface GrpcServerOptions {
@@ -63,15 +63,6 @@ export interface GrpcServer {
 }
 
 const HEALTH_SERVICE = 'grpc.health.v1.Health';
-
-/** JobService as served: an Enqueue answer carries its envelopes encoded already (job-service.ts). */
-const jobServiceDefinition = {
-  ...JobServiceDefinition,
-  methods: {
-    ...JobServiceDefinition.methods,
-    enqueue: { ...JobServiceDefinition.methods.enqueue, responseType: FramedEnqueueResponseType },
-  },
-};
 
 export async function startGrpcServer(app: Application, options: GrpcServerOptions): Promise<GrpcServer> {
   if (!releaseDecodedMessages()) {
@@ -109,11 +100,14 @@ export async function startGrpcServer(app: Application, options: GrpcServerOptio
 
   const health = HealthState();
   const beatStreams = new BeatStreams(app, gate);
-  server.add(guardDecoding(WorkerServiceDefinition), new WorkerServiceHandlers(app), middleware, {
+  const workerService = new WorkerServiceHandlers(app);
+  server.add(guardDecoding(WorkerServiceDefinition), workerService, middleware, {
     beat: beatStreams.method,
     fetch: new FetchStreams(app, gate).method,
+    ...directSettlements(workerService, gate),
   });
-  server.add(guardDecoding(jobServiceDefinition), new JobServiceHandlers(app), middleware);
+  const jobService = new JobServiceHandlers(app);
+  server.add(guardDecoding(JobServiceDefinition), jobService, middleware, { enqueue: directEnqueue(jobService, gate) });
   const operatorService = new OperatorServiceHandlers(app);
   server.add(guardDecoding(OperatorServiceDefinition), operatorService, middleware);
   server.add(guardDecoding(ScheduleServiceDefinition), new ScheduleServiceHandlers(app), middleware);

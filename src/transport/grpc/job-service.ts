@@ -2,6 +2,7 @@ import type { CallContext } from 'nice-grpc';
 import type { Application } from '../../app/application';
 import {
   EnqueueResponse,
+  JobServiceDefinition,
   type ActivateJobRequest,
   type CancelJobRequest,
   type EnqueueRequest,
@@ -11,7 +12,11 @@ import {
   type WaitForJobRequest,
 } from '../../../gen/ojs/server/v1/job_service';
 import { principalOf } from './auth-context';
+import type { CallerContext } from './caller-context';
+import type { CallGate } from './call-gate';
+import { directUnary } from './direct-unary';
 import { framedType } from './encoded-messages';
+import type { DirectMethod } from './service-host';
 import { writeJob } from './job-wire';
 import { toProtoJob, toSubmission } from './job-mapper';
 import { fromDuration } from './time-mapping';
@@ -20,20 +25,27 @@ import { traceContextOf } from './trace-metadata';
 /** EnqueueResponse whose envelopes (field 1) travel encoded already: a batch answers with every stored job. */
 const framedEnqueue = framedType(EnqueueResponse, 1);
 
-/** EnqueueResponse as the server encodes it (enqueue() answers with framed envelopes). */
-export const FramedEnqueueResponseType: typeof EnqueueResponse = { ...EnqueueResponse, ...framedEnqueue.type };
+/** Enqueue as the service host serves it (direct-unary.ts): its answer carries framed envelopes. */
+export function directEnqueue(handlers: JobServiceHandlers, gate: CallGate): DirectMethod {
+  const { enqueue } = JobServiceDefinition.methods;
+  return directUnary(gate, JobServiceDefinition, enqueue, handlers.enqueue.bind(handlers), framedEnqueue.type);
+}
 
-/** JobService handlers: PUSH, INFO, CANCEL, ACTIVATE and RETRY. */
-export class JobServiceHandlers implements JobServiceImplementation {
+/**
+ * JobService handlers: PUSH, INFO, CANCEL, ACTIVATE and RETRY. Enqueue,
+ * which every job goes through, is served on grpc-js directly
+ * (direct-unary.ts); the rest through nice-grpc.
+ */
+export class JobServiceHandlers implements Omit<JobServiceImplementation, 'enqueue'> {
   constructor(private readonly app: Application) {}
 
-  async enqueue(request: EnqueueRequest, context: CallContext) {
+  async enqueue(request: EnqueueRequest, caller: CallerContext): Promise<EnqueueResponse> {
     const outcomes = await this.app.jobs.enqueue(
-      principalOf(context),
+      caller.principal,
       request.jobs.map((job, i) => toSubmission(job, `jobs[${i}]`)),
       {
         pending: request.pending,
-        trace: traceContextOf(context),
+        trace: traceContextOf(caller.metadata),
       },
     );
     return framedEnqueue.frame(

@@ -4,12 +4,17 @@ import { OjsError, quote } from '../../domain/errors';
 import type { ProgressInput } from '../../domain/progress';
 import type { SettlementOutcome } from '../../store/job-store';
 import {
+  WorkerServiceDefinition,
   type AckBatchRequest,
+  type AckBatchResponse,
   type AckRequest,
+  type AckResponse,
   type DeregisterRequest,
   type ExtendLeaseRequest,
   type FailBatchRequest,
+  type FailBatchResponse,
   type FailRequest,
+  type FailResponse,
   type RegisterRequest,
   type ReportProgressRequest,
   type SettlementResult,
@@ -18,15 +23,21 @@ import {
 import { JobState as ProtoJobState } from '../../../gen/ojs/server/v1/job';
 import { toProtoJobState } from './enum-mapping';
 import { principalOf } from './auth-context';
+import type { CallGate } from './call-gate';
+import type { CallerContext } from './caller-context';
+import { directUnary } from './direct-unary';
+import type { DirectMethod } from './service-host';
 import { toFailureReport } from './job-mapper';
 import { toDate, toDuration } from './time-mapping';
 
 /**
  * WorkerService's unary handlers: decode, call the application, encode.
  * Its streams, Beat and Fetch, are served on grpc-js directly
- * (beat-streams.ts, fetch-streams.ts).
+ * (beat-streams.ts, fetch-streams.ts), and so are the settlements every job
+ * goes through (Ack, AckBatch, Fail, FailBatch: direct-unary.ts); the rest
+ * through nice-grpc.
  */
-export class WorkerServiceHandlers implements Omit<WorkerServiceImplementation, 'beat' | 'fetch'> {
+export class WorkerServiceHandlers implements Omit<WorkerServiceImplementation, 'beat' | 'fetch' | DirectSettlement> {
   constructor(private readonly app: Application) {}
 
   async register(request: RegisterRequest, context: CallContext) {
@@ -53,34 +64,34 @@ export class WorkerServiceHandlers implements Omit<WorkerServiceImplementation, 
     return { releasedJobIds: await this.app.workers.deregister(principalOf(context), request.workerId) };
   }
 
-  async ack(request: AckRequest, context: CallContext) {
-    const [outcome] = await this.app.settlement.ack(principalOf(context), request.workerId, [
+  async ack(request: AckRequest, caller: CallerContext): Promise<AckResponse> {
+    const [outcome] = await this.app.settlement.ack(caller.principal, request.workerId, [
       { jobId: request.jobId, leaseToken: request.leaseToken, result: request.result },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return {};
   }
 
-  async ackBatch(request: AckBatchRequest, context: CallContext) {
-    const outcomes = await this.app.settlement.ack(principalOf(context), request.workerId, request.completions);
+  async ackBatch(request: AckBatchRequest, caller: CallerContext): Promise<AckBatchResponse> {
+    const outcomes = await this.app.settlement.ack(caller.principal, request.workerId, request.completions);
     return { results: outcomes.map((outcome, i) => toSettlementResult(request.completions[i]!.jobId, outcome)) };
   }
 
-  async fail(request: FailRequest, context: CallContext) {
-    const [outcome] = await this.app.settlement.fail(principalOf(context), request.workerId, [
+  async fail(request: FailRequest, caller: CallerContext): Promise<FailResponse> {
+    const [outcome] = await this.app.settlement.fail(caller.principal, request.workerId, [
       { jobId: request.jobId, leaseToken: request.leaseToken, report: toFailureReport(request.error, 'error') },
     ]);
     if (!outcome!.ok) throw outcome!.error;
     return { state: toProtoJobState(outcome!.state), nextRetryAt: toDate(outcome!.nextRetryAt) };
   }
 
-  async failBatch(request: FailBatchRequest, context: CallContext) {
+  async failBatch(request: FailBatchRequest, caller: CallerContext): Promise<FailBatchResponse> {
     const items = request.failures.map((f, i) => ({
       jobId: f.jobId,
       leaseToken: f.leaseToken,
       report: toFailureReport(f.error, `failures[${i}].error`),
     }));
-    const outcomes = await this.app.settlement.fail(principalOf(context), request.workerId, items);
+    const outcomes = await this.app.settlement.fail(caller.principal, request.workerId, items);
     return { results: outcomes.map((outcome, i) => toSettlementResult(items[i]!.jobId, outcome)) };
   }
 
@@ -105,6 +116,20 @@ export class WorkerServiceHandlers implements Omit<WorkerServiceImplementation, 
   private now(): Date {
     return new Date(this.app.context.clock.now());
   }
+}
+
+/** The settlements served on grpc-js directly. */
+type DirectSettlement = 'ack' | 'ackBatch' | 'fail' | 'failBatch';
+
+/** The settlements as the service host serves them (direct-unary.ts). */
+export function directSettlements(handlers: WorkerServiceHandlers, gate: CallGate): Record<DirectSettlement, DirectMethod> {
+  const { methods } = WorkerServiceDefinition;
+  return {
+    ack: directUnary(gate, WorkerServiceDefinition, methods.ack, handlers.ack.bind(handlers)),
+    ackBatch: directUnary(gate, WorkerServiceDefinition, methods.ackBatch, handlers.ackBatch.bind(handlers)),
+    fail: directUnary(gate, WorkerServiceDefinition, methods.fail, handlers.fail.bind(handlers)),
+    failBatch: directUnary(gate, WorkerServiceDefinition, methods.failBatch, handlers.failBatch.bind(handlers)),
+  };
 }
 
 function toSettlementResult(jobId: string, outcome: SettlementOutcome): SettlementResult {

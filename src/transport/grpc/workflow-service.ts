@@ -7,6 +7,7 @@ import type {
   WorkflowServiceImplementation,
 } from '../../../gen/ojs/server/v1/workflow_service';
 import { principalOf } from './auth-context';
+import { niceGrpcRequestMetadata } from './request-metadata';
 import { traceContextOf } from './trace-metadata';
 import { toProtoWorkflow, toWorkflowDefinition } from './workflow-mapping';
 
@@ -16,7 +17,11 @@ export class WorkflowServiceHandlers implements WorkflowServiceImplementation {
 
   async createWorkflow(request: CreateWorkflowRequest, context: CallContext) {
     const definition = toWorkflowDefinition(request.definition);
-    return { workflow: toProtoWorkflow(await this.app.workflows.create(principalOf(context), definition, traceContextOf(context))) };
+    return {
+      workflow: toProtoWorkflow(
+        await this.app.workflows.create(principalOf(context), definition, traceContextOf(niceGrpcRequestMetadata(context.metadata))),
+      ),
+    };
   }
 
   async getWorkflow(request: GetWorkflowRequest, context: CallContext) {
