@@ -191,6 +191,31 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect(await h.state(job!.id)).toBe('active');
       });
 
+      it('hands back the args, meta and checkpoint of a claimed job as stored, separators and control characters included', async () => {
+        const worker = await h.register();
+        // The Redis store's scripts join the fields of facts and claimed jobs with \x1f and facts with \x1e.
+        const args = ['\x1f\x1e\n\u0000', { '\x1f': 'é日🙂' }, [1.5, null, true, '']];
+        const meta = { note: '\x1f|\x1e', empty: '' };
+        const [job] = await h.enqueue({ args, meta });
+        const first = await h.claim(worker.workerId, ['default'], 1);
+        expect(first.jobs[0]).toMatchObject({ id: job!.id, args, meta });
+        const checkpoint = { cursor: '\x1f', at: [0, '\x1e'] };
+        const lease = { workerId: worker.workerId, jobId: job!.id, leaseToken: first.jobs[0]!.lease!.token };
+        await h.store.recordProgress({ ...lease, checkpoint, now: T0 + 1 });
+        const outcome = h.outcome(first.jobs[0]!, { type: 'Boom', message: '\x1f\x1e' }, T0 + 2, true);
+        await h.store.fail({ workerId: worker.workerId, items: [{ ...lease, outcome }], now: T0 + 2 });
+        const second = await h.claim(worker.workerId, ['default'], 1, T0 + 3);
+        expect(second.jobs[0]).toMatchObject({
+          id: job!.id,
+          attempt: 2,
+          args,
+          meta,
+          lastCheckpoint: checkpoint,
+          error: { message: '\x1f\x1e' },
+          errors: [{ message: '\x1f\x1e' }],
+        });
+      });
+
       it('never reserves more than the worker concurrency', async () => {
         const worker = await h.register({ concurrency: 2 });
         await h.enqueue({}, {}, {}, {});

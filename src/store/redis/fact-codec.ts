@@ -67,7 +67,8 @@ import {
  * escapes control characters.
  */
 
-const FIELD_SEPARATOR = '\x1f';
+/** The separator of the fields of a line a script builds (lib/ojs.lua FIELD_SEPARATOR): facts, claimed jobs. */
+export const FIELD_SEPARATOR = '\x1f';
 const FACT_SEPARATOR = '\x1e';
 
 const HANDLER_CODES: Readonly<Record<HandlerCode, true>> = { retry: true, discard: true, dead_letter: true, fail: true };

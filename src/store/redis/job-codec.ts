@@ -4,8 +4,8 @@ import { leaseToken } from '../../domain/lease';
 import type { JsonObject, JsonValue } from '../../domain/json';
 import { UNIQUE_CONFLICTS, UNIQUE_DIMENSIONS, type UniqueConstraint, type UniquePolicy } from '../../domain/job';
 import { DEFAULT_RETRY_POLICY, isDefaultRetryPolicy, type OnExhaustion, type RetryPolicy } from '../../domain/retry-policy';
+import { FIELD_SEPARATOR } from './fact-codec';
 import {
-  readArray,
   readBoolean,
   readInteger,
   readJson,
@@ -17,6 +17,7 @@ import {
   readOptionalNumberText,
   readString,
   readStrings,
+  unexpectedReply,
 } from './reply';
 
 /**
@@ -275,27 +276,26 @@ export function decodeJob(fields: Readonly<Record<string, string>>): Job | undef
   return job;
 }
 
+/** The fields of a claimed job's line (lua/claim.lua). */
+const CLAIMED_FIELDS = 9;
+
 /**
- * A job claim.lua just made active, from its compact reply ({id, attempt,
- * lease expires at, body, enqueued at, errors, error, checkpoint, parent
- * results}): an active
- * job has no result, completion, retry time, dead-letter mark or progress yet.
+ * A job claim.lua just made active, from its compact reply: one line of
+ * its id, attempt, lease expiry, body, enqueued at, errors, error,
+ * checkpoint and parent results, joined by FIELD_SEPARATOR. An active job
+ * has no result, completion, retry time, dead-letter mark or progress yet.
  */
 export function decodeClaimedJob(reply: unknown, workerId: string, leaseNonce: string, now: number): Job {
-  const [, attemptValue, expiresAt, bodyValue, enqueuedAt, errorsValue, errorValue, checkpointValue, parentResultsValue] = readArray(
-    reply,
-    'claimed job',
-  );
-  const attempt = readInteger(attemptValue, 'claimed job attempt');
-  const errors = readString(errorsValue, 'claimed job errors');
-  const error = readString(errorValue, 'claimed job error');
-  const checkpoint = readString(checkpointValue, 'claimed job checkpoint');
-  const job = jobFrom(readBody(readString(bodyValue, 'claimed job body')), 'active', attempt, errors);
+  const fields = readString(reply, 'claimed job').split(FIELD_SEPARATOR);
+  if (fields.length !== CLAIMED_FIELDS) unexpectedReply('claimed job', reply);
+  const [, attemptText, expiresAt, body, enqueuedAt, errors, error, checkpoint, parentResultsText] = fields;
+  const attempt = readInteger(attemptText, 'claimed job attempt');
+  const job = jobFrom(readBody(body!), 'active', attempt, errors);
   job.startedAt = now;
-  job.enqueuedAt = readOptionalNumberText(readString(enqueuedAt, 'claimed job enqueuedAt'), 'claimed job enqueuedAt');
-  if (error !== '') job.error = readJobError(readJson(error, 'claimed job error'), 'claimed job error');
-  if (checkpoint !== '') job.lastCheckpoint = readJson(checkpoint, 'claimed job checkpoint');
-  const parentResults = readParentResults(readString(parentResultsValue, 'claimed job parentResults'), 'claimed job parentResults');
+  job.enqueuedAt = readOptionalNumberText(enqueuedAt, 'claimed job enqueuedAt');
+  if (error !== '') job.error = readJobError(readJson(error!, 'claimed job error'), 'claimed job error');
+  if (checkpoint !== '') job.lastCheckpoint = readJson(checkpoint!, 'claimed job checkpoint');
+  const parentResults = readParentResults(parentResultsText, 'claimed job parentResults');
   if (parentResults !== undefined) job.parentResults = parentResults;
   job.lease = {
     workerId,

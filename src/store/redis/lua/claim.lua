@@ -45,12 +45,17 @@
         The first job of a pending workflow to start makes the workflow
         running (lib/workflows.lua Workflow.started), its fact after the job's.
   Returns: {'not_found'} | {'ok', isRunning (0/1), free capacity left,
-           {{id, attempt, lease expires at, body, enqueued at, errors, error,
-             checkpoint, parent results}...}, stopped at the byte budget (0/1),
+           {job...}, stopped at the byte budget (0/1),
            {queue, its rate window's next slot...} for queues held back by rate,
            the time the claim started its jobs at, the queues whose ready
            queue this claim found empty (a later claim finds nothing there
-           until a job is made available, which signals)}.
+           until a job is made available, which signals)}. Each job is one
+           text: its id, attempt, lease expiry, body, enqueued at, errors,
+           error, checkpoint and parent results, joined by FIELD_SEPARATOR
+           (none of them holds it: ids are visible ASCII, the rest numbers or
+           JSON, which escapes control characters). One text a job, not a
+           table of nine: the server reads each element of a reply as a
+           buffer, then as a string.
   Bounded: at most `max` jobs; a ready queue's entries are read `max` at a
   time, and only those the claim went through leave it.
   Atomic: one script; every argument is checked before the first write.
@@ -179,7 +184,7 @@ local isFull = false
 local leases, timeouts, heldIds, activeListing, leftExpiries = {}, {}, {}, {}, {}
 local listedAt = listingKey(now, '')
 
--- Claims the available job `id` (its hash `key`) whose fields `f` were just read.
+-- Claims the available job `id` (its hash `key`) whose fields `f` were just read; returns its attempt.
 local function take(id, key, f, queue, deadline)
   local attempt = text((tonumber(f[4]) or 0) + 1)
   local expiresAt = text(leaseExpiry(f[5], f[6], f[7], f[8], f[9], now, now, confirmWithin))
@@ -195,9 +200,12 @@ local function take(id, key, f, queue, deadline)
     record(jobFactLine(startedAt, id, f[15], queue, 'available', 'active', attempt, workerId, nil, nil, nil, nil, startedAt, f[11], nil, nil,
       nil, nil, nil, f[16]))
   end
-  claimed[#claimed + 1] = { id, attempt, expiresAt, f[10], f[11] or '', f[12] or '[]', f[13] or '', f[14] or '', f[18] or '' }
+  local sep = FIELD_SEPARATOR
+  claimed[#claimed + 1] = id .. sep .. attempt .. sep .. expiresAt .. sep .. f[10] .. sep .. (f[11] or '') .. sep .. (f[12] or '[]') .. sep
+    .. (f[13] or '') .. sep .. (f[14] or '') .. sep .. (f[18] or '')
   -- The first of a workflow's jobs to start makes it running.
   if f[17] then Workflow.started(f[17], now) end
+  return attempt
 end
 
 local heldBack = {}
@@ -232,10 +240,10 @@ for q, queue in ipairs(queues) do
           isReleaseChecked = true
           releaseHold(queue, limitTexts[q], id)
         end
-        take(id, key, f, queue, deadline)
+        local attempt = take(id, key, f, queue, deadline)
         takenFrom[queue] = (takenFrom[queue] or 0) + 1
         slots = slots - 1
-        if hasRate then redis.call('ZADD', K.starts .. queue, text(now), id .. ':' .. claimed[#claimed][2]) end
+        if hasRate then redis.call('ZADD', K.starts .. queue, text(now), id .. ':' .. attempt) end
       end
       passed = passed + 1
     end
