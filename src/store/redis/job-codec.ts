@@ -55,7 +55,13 @@ interface JobBody {
 const HANDLER_CODES: Readonly<Record<HandlerCode, true>> = { retry: true, discard: true, dead_letter: true, fail: true };
 const ON_EXHAUSTION: Readonly<Record<OnExhaustion, true>> = { discard: true, dead_letter: true };
 
-/** The body JSON of a new job. */
+/**
+ * The body JSON of a new job. Every field is in the literal, an absent one
+ * as undefined (which JSON leaves out): one fixed shape, where adding the
+ * optional ones as they came made a new shape for each combination and
+ * took JSON.stringify off its fast path (about half of what writing a
+ * body cost).
+ */
 export function encodeBody(job: Job): string {
   const body: JobBody = {
     specversion: job.specversion,
@@ -70,15 +76,15 @@ export function encodeBody(job: Job): string {
     heartbeatTimeoutMs: job.heartbeatTimeoutMs,
     visibilityTimeoutMs: job.visibilityTimeoutMs,
     createdAt: job.createdAt,
+    totalTimeoutMs: job.totalTimeoutMs,
+    enqueueTtlMs: job.enqueueTtlMs,
+    retry: isDefaultRetryPolicy(job.retry) ? undefined : job.retry,
+    scheduledAt: job.scheduledAt,
+    expiresAt: job.expiresAt,
+    schema: job.schema,
+    unique: job.unique,
+    workflow: job.workflow,
   };
-  if (job.totalTimeoutMs !== undefined) body.totalTimeoutMs = job.totalTimeoutMs;
-  if (job.enqueueTtlMs !== undefined) body.enqueueTtlMs = job.enqueueTtlMs;
-  if (!isDefaultRetryPolicy(job.retry)) body.retry = job.retry;
-  if (job.scheduledAt !== undefined) body.scheduledAt = job.scheduledAt;
-  if (job.expiresAt !== undefined) body.expiresAt = job.expiresAt;
-  if (job.schema !== undefined) body.schema = job.schema;
-  if (job.unique !== undefined) body.unique = job.unique;
-  if (job.workflow !== undefined) body.workflow = job.workflow;
   return JSON.stringify(body);
 }
 
