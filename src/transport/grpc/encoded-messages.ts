@@ -1,9 +1,8 @@
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 
-/** The parts of a ts-proto message type the server encodes with. */
+/** The part of a ts-proto message type the server encodes with. */
 export interface EncodableType<Message> {
   encode(message: Message, writer?: BinaryWriter): BinaryWriter;
-  fromPartial(object: never): Message;
 }
 
 /** A message larger than this is encoded on a writer of its own, so that the shared one never keeps a large buffer. */
@@ -38,7 +37,7 @@ export function encodeWith(write: (writer: BinaryWriter) => BinaryWriter): Uint8
  * makes of every response, and handed over as a Buffer over those bytes
  * (grpc-js copies them into its frame).
  */
-export function serializeComplete<Message>(type: Pick<EncodableType<Message>, 'encode'>, message: Message): Buffer {
+export function serializeComplete<Message>(type: EncodableType<Message>, message: Message): Buffer {
   const bytes = encodeWith((writer) => type.encode(message, writer));
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
@@ -62,10 +61,10 @@ function isFramed(message: unknown): message is Framed {
  * would write. Written so, a batch of 200 envelopes costs one buffer, not
  * one each (a buffer of its own cost as much as writing the envelope).
  * `frame(items, rest)` builds a message whose field holds those items
- * (or a run of them, as splitItems cuts them), written as they are, the
- * rest of the message encoded by the generated encoder. Framed messages
- * skip fromPartial, which nice-grpc applies to every response: they are
- * complete.
+ * (or a run of them, as splitItems cuts them); `type` encodes it: the
+ * items as they are, then the rest of the message by the generated
+ * encoder. Framed messages are complete, as direct methods answer
+ * (service-host.ts).
  */
 export function framedType<Message>(
   type: EncodableType<Message>,
@@ -78,13 +77,9 @@ export function framedType<Message>(
   const key = (fieldNumber << 3) | WireType.LengthDelimited;
   return {
     type: {
-      ...type,
       encode(message, writer = new BinaryWriter()) {
         if (isFramed(message)) writer.raw(message[ITEMS]);
         return type.encode(message, writer);
-      },
-      fromPartial(object) {
-        return isFramed(object) ? object : type.fromPartial(object);
       },
     },
     items: (values, write) =>

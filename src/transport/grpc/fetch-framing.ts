@@ -7,7 +7,7 @@ import { writeDelivery } from './job-wire';
 const framed = framedType(FetchResponse, 1);
 
 /** FetchResponse as the server encodes it: framed deliveries are written as they are. */
-export const FramedFetchResponseType: typeof FetchResponse = { ...FetchResponse, ...framed.type };
+export const FramedFetchResponseType = framed.type;
 
 /**
  * Groups the deliveries of claimed jobs into FetchResponse messages whose

@@ -30,13 +30,17 @@ const BODY_FIELDS = [
 
 const bodyFields = (job: Job): Partial<Job> => Object.fromEntries(BODY_FIELDS.map((field) => [field, job[field]]));
 
+const asJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 describe('a job body', () => {
   it('reads back as the job it was written from, and holds only the fields the job has', () => {
     fc.assert(
       fc.property(jobs, (job) => {
         const body = encodeBody(job);
         const read = decodeJob({ body, state: job.state, attempt: String(job.attempt) })!;
-        expect(bodyFields(read)).toEqual(bodyFields(job));
+        // As JSON holds them: JSON has no negative zero, which an arg may be.
+        const expected = { ...bodyFields(job), args: asJson(job.args), meta: asJson(job.meta) };
+        expect(bodyFields(read)).toEqual(expected);
         const written = Object.entries(JSON.parse(body) as Record<string, unknown>);
         expect(written.filter(([, value]) => value === null || value === undefined)).toEqual([]);
       }),

@@ -79,10 +79,4 @@ describe('framedType', () => {
       propertyParameters(200),
     );
   });
-
-  it('passes a framed message through fromPartial as it is, and any other message to the generated one', () => {
-    const message = framed.frame(new Uint8Array(), { jobs: [], outcomes: [] });
-    expect(framed.type.fromPartial(message as never)).toBe(message);
-    expect(framed.type.fromPartial({} as never)).toEqual(EnqueueResponse.fromPartial({}));
-  });
 });
