@@ -1,4 +1,4 @@
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 /** A stretch of time on performance.now()'s clock, in ms. */
 export interface Span {
@@ -16,9 +16,7 @@ export interface Span {
 export class OwnPauses {
   private readonly pauses: Span[] = [];
   private isWatching = true;
-  private readonly observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) this.pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration });
-  });
+  private readonly observer = new PerformanceObserver((list) => this.record(list.getEntries()));
 
   constructor() {
     this.observer.observe({ entryTypes: ['gc'] });
@@ -29,8 +27,12 @@ export class OwnPauses {
     if (!this.isWatching) return;
     this.isWatching = false;
     // Entries not yet delivered to the callback (a pause just before) come with takeRecords.
-    for (const entry of this.observer.takeRecords()) this.pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+    this.record(this.observer.takeRecords());
     this.observer.disconnect();
+  }
+
+  private record(entries: readonly PerformanceEntry[]): void {
+    for (const entry of entries) this.pauses.push({ start: entry.startTime, end: entry.startTime + entry.duration });
   }
 
   /** Whether a pause fell within `span`, in part or in whole. */
