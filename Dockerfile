@@ -31,5 +31,6 @@ RUN ln -s /app/dist/cli/main.js /usr/local/bin/ojs
 # Numeric, so that Kubernetes runAsNonRoot can verify it: the node user of the official images.
 USER 1000:1000
 EXPOSE 9090
-# Exec form: node is PID 1 and receives SIGTERM itself (no shell in between).
-ENTRYPOINT ["node", "dist/src/main.js"]
+# Exec form: node is PID 1 and receives SIGTERM itself (no shell in between). A larger young
+# generation than Node's default (README.md, "Memory and the collector").
+ENTRYPOINT ["node", "--max-semi-space-size=32", "dist/src/main.js"]

@@ -9,6 +9,9 @@ export interface LogLine {
   [field: string]: unknown;
 }
 
+/** Node's flags for the server, as `npm start` and the Docker image give them (README.md, "Memory and the collector"). */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=32'];
+
 /**
  * The real server (dist/src/main.js, what `npm start` runs) as a process of
  * its own on 127.0.0.1 and a free port; for the benchmark and the tests that
@@ -32,7 +35,7 @@ export class ServerProcess extends JsonLinesProcess {
     const server = new ServerProcess(
       'the server',
       process.execPath,
-      [join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args],
+      [...SERVER_NODE_FLAGS, join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args],
       {
         env: { ...process.env, OJS_LOG_LEVEL: 'info', ...env },
       },

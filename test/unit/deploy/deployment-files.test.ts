@@ -4,6 +4,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../../src/config/config';
 import { projectRoot } from '../../../src/project-root';
 import { LIVENESS_SERVICE } from '../../../src/transport/grpc/health-server';
+import { SERVER_NODE_FLAGS } from '../../../tools/server-process';
 
 const root = projectRoot();
 const read = (...path: string[]): string => readFileSync(join(root, ...path), 'utf8');
@@ -162,6 +163,13 @@ describe('the compose file', () => {
   });
 });
 
+describe('npm start', () => {
+  it("runs the server with the Node flags the image and the tests' server processes give it", () => {
+    const { scripts } = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(scripts['start']).toBe(`npm run build --silent && node ${SERVER_NODE_FLAGS.join(' ')} dist/src/main.js`);
+  });
+});
+
 describe('the image', () => {
   const dockerfile = read('Dockerfile');
 
@@ -171,9 +179,9 @@ describe('the image', () => {
     expect(dockerfile).toMatch(/^USER 1000:1000$/m);
   });
 
-  it('starts in exec form, so node is PID 1 and receives SIGTERM', () => {
+  it("starts in exec form, so node is PID 1 and receives SIGTERM, with the server's Node flags", () => {
     const entrypoint = dockerfile.split('\n').findLast((l) => l.startsWith('ENTRYPOINT'))!;
-    expect(JSON.parse(entrypoint.slice('ENTRYPOINT'.length))).toEqual(['node', 'dist/src/main.js']);
+    expect(JSON.parse(entrypoint.slice('ENTRYPOINT'.length))).toEqual(['node', ...SERVER_NODE_FLAGS, 'dist/src/main.js']);
   });
 
   it('keeps build output, dependencies, tests and version control out of the build context', () => {
