@@ -16,7 +16,7 @@ export function grpcJsStatus(failure: ClientFailure): Partial<StatusObject> {
   const trailers = new Metadata();
   if (failure.statusDetails !== undefined) trailers.set('grpc-status-details-bin', Buffer.from(failure.statusDetails));
   if (failure.retryAfter !== undefined) trailers.set('retry-after', failure.retryAfter);
-  return { code: grpcJsCode(failure.code), details: failure.message, metadata: trailers };
+  return { code: GRPC_JS_CODES[failure.code], details: failure.message, metadata: trailers };
 }
 
 /** nice-grpc's status codes (the gate's failures) as grpc-js has them: gRPC's codes, under the same names. */
@@ -39,7 +39,3 @@ const GRPC_JS_CODES: Readonly<Record<Status, status>> = {
   [Status.DATA_LOSS]: status.DATA_LOSS,
   [Status.UNAUTHENTICATED]: status.UNAUTHENTICATED,
 };
-
-function grpcJsCode(code: Status): status {
-  return GRPC_JS_CODES[code];
-}
