@@ -25,11 +25,11 @@ const HEARTBEAT_SAMPLE = 10_000;
 export class Recovery {
   constructor(private readonly ctx: AppContext) {}
 
-  /** scheduled and retryable jobs whose time has come become available. */
-  async promoteDue(): Promise<number> {
-    const transitions = await this.ctx.store.promoteDue(this.ctx.clock.now(), RECOVERY_BATCH);
+  /** scheduled and retryable jobs whose time has come become available; returns when the next one falls due. */
+  async promoteDue(): Promise<{ promoted: number; nextDueAt: number | undefined }> {
+    const { transitions, nextDueAt } = await this.ctx.store.promoteDue(this.ctx.clock.now(), RECOVERY_BATCH);
     this.ctx.telemetry.jobTransitions(transitions);
-    return transitions.length;
+    return { promoted: transitions.length, nextDueAt };
   }
 
   /**

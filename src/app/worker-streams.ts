@@ -276,6 +276,9 @@ export class WorkerStreams {
       case 'availability':
         if (signal.isAvailable) this.lookAgain();
         return;
+      case 'dueAt':
+        // The promotion pass's (background/maintenance.ts): a promoted job is announced as available.
+        return;
     }
   }
 

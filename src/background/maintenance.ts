@@ -1,8 +1,14 @@
 import type { Application } from '../app/application';
+import type { StoreSignal } from '../store/store-signal';
 import { BackgroundLoop } from './background-loop';
+import { DueLoop } from './due-loop';
 
 export interface MaintenanceIntervals {
-  /** How often scheduled and retryable jobs are promoted. */
+  /**
+   * The longest the promotion pass sleeps: scheduled and retryable jobs are
+   * promoted when they fall due, and this bounds how late one is found
+   * whose announcement was lost.
+   */
   promoteIntervalMs: number;
   /** How often timeouts, expired leases and dead workers are looked for. */
   reapIntervalMs: number;
@@ -25,7 +31,7 @@ export const SCHEDULE_INTERVAL_MS = 250;
  * at once; with a shared store, any replica can die without stopping it.
  */
 export class Maintenance {
-  readonly promoteDue: BackgroundLoop;
+  readonly promoteDue: DueLoop;
   readonly expireWaiting: BackgroundLoop;
   readonly signalSoftTimeouts: BackgroundLoop;
   readonly reclaimExpiredLeases: BackgroundLoop;
@@ -33,12 +39,22 @@ export class Maintenance {
   readonly pruneTerminal: BackgroundLoop;
   readonly pruneEvents: BackgroundLoop;
   readonly fireSchedules: BackgroundLoop;
+  private unsubscribe: (() => void) | undefined;
 
-  constructor(app: Application, intervals: MaintenanceIntervals) {
-    const logger = app.context.logger;
+  constructor(
+    private readonly app: Application,
+    intervals: MaintenanceIntervals,
+  ) {
+    const { logger, clock } = app.context;
     const loop = (name: string, intervalMs: number, runOnce: () => Promise<number>): BackgroundLoop =>
       new BackgroundLoop({ name, intervalMs, jitter: 0.1, runOnce, logger });
-    this.promoteDue = loop('promote-due', intervals.promoteIntervalMs, () => app.recovery.promoteDue());
+    this.promoteDue = new DueLoop({
+      name: 'promote-due',
+      idleMs: intervals.promoteIntervalMs,
+      clock,
+      runOnce: async () => (await app.recovery.promoteDue()).nextDueAt,
+      logger,
+    });
     this.expireWaiting = loop('expire-waiting', intervals.reapIntervalMs, () => app.recovery.expireWaiting());
     this.signalSoftTimeouts = loop('soft-timeouts', intervals.reapIntervalMs, () => app.recovery.signalSoftTimeouts());
     this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());
@@ -55,7 +71,7 @@ export class Maintenance {
    * timeouts come before reclaims, so a worker hears of a timeout before its
    * job is taken away.
    */
-  private get loops(): BackgroundLoop[] {
+  private get loops(): (BackgroundLoop | DueLoop)[] {
     return [
       this.promoteDue,
       this.expireWaiting,
@@ -69,11 +85,20 @@ export class Maintenance {
   }
 
   start(): void {
+    this.unsubscribe ??= this.app.context.store.subscribe((signal) => this.hear(signal));
     for (const loop of this.loops) loop.start();
   }
 
   async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
     await Promise.all(this.loops.map((loop) => loop.stop()));
+  }
+
+  /** A job now falls due sooner than any other: promote then. Back from an outage, announcements may have been lost: look now. */
+  private hear(signal: StoreSignal): void {
+    if (signal.kind === 'dueAt') this.promoteDue.dueAt(signal.at);
+    else if (signal.kind === 'availability' && signal.isAvailable) this.promoteDue.dueAt(this.app.context.clock.now());
   }
 
   /** Runs every task once, in order; for tests that drive time by hand. */

@@ -238,8 +238,9 @@ export const SETTINGS = {
   promoteInterval: {
     env: 'OJS_PROMOTE_INTERVAL',
     flag: 'promote-interval',
-    defaultValue: '100ms',
-    description: 'how often due scheduled and retryable jobs are promoted',
+    defaultValue: '1s',
+    description:
+      'longest the promotion pass sleeps: jobs are promoted when due, and this bounds the delay when their announcement was lost',
   },
   reapInterval: {
     env: 'OJS_REAP_INTERVAL',

@@ -92,8 +92,13 @@ export interface JobStore extends ScheduleStore, WorkflowStore {
   /** discarded -> available, with attempt and errors reset (ojs-core 6.3). */
   retry(jobId: string, now: number): Promise<StateChange>;
 
-  /** scheduled/retryable jobs whose time has come -> available. */
-  promoteDue(now: number, limit: number): Promise<JobTransition[]>;
+  /**
+   * scheduled/retryable jobs whose time has come -> available. Says when
+   * the earliest job left waiting for its time falls due, so that the
+   * next pass runs then; a job that comes to wait for an earlier time is
+   * announced by a `dueAt` signal.
+   */
+  promoteDue(now: number, limit: number): Promise<PromotionPass>;
   /** Waiting jobs past their waiting deadline (expires_at, enqueue TTL, total timeout). */
   findExpiredWaiting(now: number, limit: number): Promise<Job[]>;
   /** Discards waiting jobs as decided, each only if still in the state it was found in. */
@@ -271,6 +276,18 @@ export interface ClaimParams {
    * bounded whatever the jobs weigh.
    */
   maxBytes: number;
+}
+
+/** What a promoteDue pass did, and when the next one is due. */
+export interface PromotionPass {
+  transitions: JobTransition[];
+  /**
+   * When the earliest scheduled or retryable job left falls due (already,
+   * when the pass stopped at its limit); undefined when none waits. It may
+   * be a little early, never late: a store may count a job that has just
+   * left its waiting state.
+   */
+  nextDueAt: number | undefined;
 }
 
 export interface ClaimResult {

@@ -16,6 +16,11 @@ export type StoreSignal =
   | { kind: 'jobsCancelled'; workerId: string; jobIds: string[] }
   /** The worker was deregistered or declared dead. */
   | { kind: 'workerRemoved'; workerId: string }
+  /**
+   * A scheduled or retryable job now falls due at `at`, before every other
+   * one waiting for its time: the next promotion pass is due then.
+   */
+  | { kind: 'dueAt'; at: number }
   | PublishedSignal
   /**
    * The backend became unreachable or reachable again. Signals may have been

@@ -389,10 +389,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           error: { type: 'Boom', attempt: 1 },
           errors: [{ type: 'Boom' }],
         });
-        expect(await h.store.promoteDue(T0 + 1_009, 100)).toEqual([]);
-        expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual([
-          expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' }),
-        ]);
+        expect(await h.store.promoteDue(T0 + 1_009, 100)).toEqual({ transitions: [], nextDueAt: T0 + 1_010 });
+        expect(await h.store.promoteDue(T0 + 1_010, 100)).toEqual({
+          transitions: [expect.objectContaining({ jobId: claimed!.id, from: 'retryable', to: 'available' })],
+          nextDueAt: undefined,
+        });
         const [second] = (await h.claim(worker.workerId, ['default'], 1, T0 + 2_000)).jobs;
         expect(second).toMatchObject({ id: claimed!.id, attempt: 2, errors: [{ type: 'Boom' }] });
       });
@@ -481,11 +482,37 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
     describe('time-driven changes', () => {
       it('promotes scheduled jobs when their time comes', async () => {
         const [job] = await h.enqueue({ scheduledAt: T0 + 1_000 });
-        expect(await h.store.promoteDue(T0 + 999, 100)).toEqual([]);
-        expect(await h.store.promoteDue(T0 + 1_000, 100)).toEqual([
-          expect.objectContaining({ jobId: job!.id, from: 'scheduled', to: 'available' }),
-        ]);
+        expect(await h.store.promoteDue(T0 + 999, 100)).toEqual({ transitions: [], nextDueAt: T0 + 1_000 });
+        expect(await h.store.promoteDue(T0 + 1_000, 100)).toEqual({
+          transitions: [expect.objectContaining({ jobId: job!.id, from: 'scheduled', to: 'available' })],
+          nextDueAt: undefined,
+        });
         expect(await h.store.getJob(job!.id)).toMatchObject({ state: 'available', enqueuedAt: T0 + 1_000 });
+      });
+
+      it('tells when the next job falls due: already, after a pass that stopped at its limit', async () => {
+        await h.enqueue({ scheduledAt: T0 + 1_000 }, { scheduledAt: T0 + 2_000 }, { scheduledAt: T0 + 3_000 });
+        expect(await h.store.promoteDue(T0 + 2_500, 1)).toMatchObject({ transitions: [{ to: 'available' }], nextDueAt: T0 + 2_000 });
+        expect(await h.store.promoteDue(T0 + 2_500, 10)).toMatchObject({ transitions: [{ to: 'available' }], nextDueAt: T0 + 3_000 });
+      });
+
+      it('announces a job that comes to wait for a time before every other, and no other', async () => {
+        const worker = await h.register();
+        await h.enqueue({ scheduledAt: T0 + 2_000 });
+        await h.enqueue({ scheduledAt: T0 + 3_000 });
+        const [failing] = await h.enqueue({});
+        const [claimed] = (await h.claim(worker.workerId, ['default'], 1)).jobs;
+        const outcome = h.outcome(claimed!, { type: 'Boom', message: 'no' }, T0 + 10);
+        await h.store.fail({
+          workerId: worker.workerId,
+          items: [{ jobId: failing!.id, leaseToken: claimed!.lease!.token, outcome }],
+          now: T0 + 10,
+        });
+        const retryAt = outcome.state === 'retryable' ? outcome.nextRetryAt : Number.NaN;
+        expect(retryAt).toBeLessThan(T0 + 2_000);
+        // Signals keep their order: once the retry's has come, any for the later job would have come before it.
+        await h.waitForSignal('dueAt', (s) => s.at === retryAt);
+        expect(h.signalsOf('dueAt').map((s) => s.at)).toEqual([T0 + 2_000, retryAt]);
       });
 
       it('discards waiting jobs whose expires_at passed, once', async () => {
@@ -504,7 +531,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         );
         expect(await h.expireWaiting(T0 + 1_000)).toEqual([]);
         expect(await h.state(later!.id)).toBe('available');
-        expect(await h.store.promoteDue(T0 + 5_000, 100)).toEqual([]);
+        expect((await h.store.promoteDue(T0 + 5_000, 100)).transitions).toEqual([]);
       });
 
       it('discards a waiting job only in the state it was found in', async () => {
@@ -1065,7 +1092,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           recorded.find((r) => r.fact.kind === 'job' && r.fact.jobId === jobId && r.fact.from === from && r.fact.to === to)!.fact;
         expect({ kind: 'job', ...(failed as { transition: object }).transition }).toEqual(factOf(job!.id, 'active', 'retryable'));
         expect({ kind: 'job', ...(acked as { transition: object }).transition }).toEqual(factOf(job!.id, 'active', 'completed'));
-        expect(promoted.map((t) => ({ kind: 'job', ...t }))).toEqual([
+        expect(promoted.transitions.map((t) => ({ kind: 'job', ...t }))).toEqual([
           factOf(scheduled!.id, 'scheduled', 'available'),
           factOf(job!.id, 'retryable', 'available'),
         ]);
@@ -1612,7 +1639,7 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
           enqueuedAt: T0 + 9,
         });
         expect((await h.store.getJob(retryable.id))!.nextRetryAt).toBeUndefined();
-        expect(await h.store.promoteDue(T0 + 3_600_000, 10)).toEqual([]);
+        expect((await h.store.promoteDue(T0 + 3_600_000, 10)).transitions).toEqual([]);
       });
 
       it('deletes finished jobs and every trace of them, refusing unfinished ones', async () => {

@@ -12,6 +12,7 @@ import { DEFAULT_EVENT_RETENTION, DEFAULT_RETENTION, type EventRetention, type R
 import { systemClock } from '../../src/domain/clock';
 import { loadDescriptorSet } from '../../src/descriptor-set';
 import { startServer, type RunningServer } from '../../src/server';
+import type { MaintenanceIntervals } from '../../src/background/maintenance';
 import type { JobStore } from '../../src/store/job-store';
 import { MemoryJobStore } from '../../src/store/memory/memory-job-store';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
@@ -32,6 +33,8 @@ export interface TestServerOptions {
   protocol?: Partial<ProtocolSettings>;
   /** Run the background loops on timers (default: no; tests call runMaintenance()). */
   runMaintenance?: boolean;
+  /** The background loops' intervals; default: 20 ms each. */
+  maintenance?: MaintenanceIntervals;
   /** The store to serve; by default the backend this test project runs on (see jest.config.js). */
   store?: () => Promise<JobStore>;
   retention?: RetentionPolicy;
@@ -93,7 +96,7 @@ export class TestServer {
       service: 'test',
       limits: options.limits ?? DEFAULT_PAYLOAD_LIMITS,
       retention: options.retention ?? DEFAULT_RETENTION,
-      maintenance: { promoteIntervalMs: 20, reapIntervalMs: 20 },
+      maintenance: options.maintenance ?? { promoteIntervalMs: 20, reapIntervalMs: 20 },
       descriptorSet: loadDescriptorSet(),
       serverVersion: 'test',
       runMaintenance: options.runMaintenance ?? false,

@@ -28,6 +28,7 @@ import type {
   Page,
   PageRequest,
   PauseParams,
+  PromotionPass,
   QueueLimitsParams,
   ProgressParams,
   QueueCounts,
@@ -201,7 +202,7 @@ export class MemoryJobStore implements JobStore {
     });
   }
 
-  async promoteDue(now: number, limit: number): Promise<JobTransition[]> {
+  async promoteDue(now: number, limit: number): Promise<PromotionPass> {
     return this.flushed(promoteDue(this.tables, now, limit));
   }
 

@@ -429,10 +429,10 @@ export class MemoryTables {
         break;
       }
       case 'scheduled':
-        this.due.push({ id, seq, at: job.scheduledAt ?? 0 });
+        this.waitForTime({ id, seq, at: job.scheduledAt ?? 0 });
         break;
       case 'retryable':
-        this.due.push({ id, seq, at: job.nextRetryAt ?? 0 });
+        this.waitForTime({ id, seq, at: job.nextRetryAt ?? 0 });
         break;
       case 'pending':
         break;
@@ -450,6 +450,12 @@ export class MemoryTables {
     }
     const deadline = waitingDeadline(job);
     if (deadline !== undefined) this.expiries.push({ id, seq, at: deadline });
+  }
+
+  /** A job waits for its time: a due entry, announced when it is the earliest (JobStore.promoteDue). */
+  private waitForTime(entry: TimedEntry): void {
+    this.due.push(entry);
+    if (this.due.peek() === entry) this.signal({ kind: 'dueAt', at: entry.at });
   }
 
   /** Sweeps the heaps whose stale entries outnumber their live ones (each check is O(1)). */

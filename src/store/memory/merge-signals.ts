@@ -2,7 +2,8 @@ import type { StoreSignal } from '../store-signal';
 
 /**
  * Folds per-job signals into one per queue or worker, summing counts and
- * joining the ids of cancelled jobs (a bulk cancel tells each worker once);
+ * joining the ids of cancelled jobs (a bulk cancel tells each worker once),
+ * keeping the earliest of the times jobs fall due;
  * other signals pass unchanged, in order. Linear in the number of signals.
  */
 export function mergeSignals(signals: StoreSignal[]): StoreSignal[] {
@@ -16,6 +17,7 @@ export function mergeSignals(signals: StoreSignal[]): StoreSignal[] {
       merged.set(key, signal.kind === 'jobsCancelled' ? { ...signal, jobIds: [...signal.jobIds] } : { ...signal });
     else if (previous.kind === 'jobsCancelled' && signal.kind === 'jobsCancelled') previous.jobIds.push(...signal.jobIds);
     else if ('count' in previous && 'count' in signal) previous.count += signal.count;
+    else if (previous.kind === 'dueAt' && signal.kind === 'dueAt') previous.at = Math.min(previous.at, signal.at);
   }
   return [...merged.values()];
 }
@@ -28,6 +30,8 @@ function keyOf(signal: StoreSignal): string | undefined {
       return `c:${signal.workerId}`;
     case 'jobsCancelled':
       return `x:${signal.workerId}`;
+    case 'dueAt':
+      return 'u';
     case 'workerDirected':
     case 'workerRemoved':
     case 'jobsTimedOut':

@@ -1,7 +1,7 @@
 import { TERMINAL_STATES, type Job, type TerminalState } from '../../domain/job';
 import type { RetentionPolicy } from '../../domain/retention';
 import type { JobTransition } from '../../domain/transition';
-import type { DiscardWaitingParams } from '../job-store';
+import type { DiscardWaitingParams, PromotionPass } from '../job-store';
 import { makeAvailable } from './job-changes';
 import type { MemoryTables, TimedEntry } from './memory-tables';
 import type { MinHeap } from './min-heap';
@@ -14,15 +14,15 @@ import type { MinHeap } from './min-heap';
 
 const WAITING_STATES: ReadonlySet<string> = new Set(['scheduled', 'available', 'pending', 'retryable']);
 
-/** scheduled/retryable jobs whose time has come -> available. */
-export function promoteDue(tables: MemoryTables, now: number, limit: number): JobTransition[] {
+/** scheduled/retryable jobs whose time has come -> available; then the earliest entry left (it may be stale: early, never late). */
+export function promoteDue(tables: MemoryTables, now: number, limit: number): PromotionPass {
   const transitions: JobTransition[] = [];
   const { due } = tables;
   while (transitions.length < limit && (due.peek()?.at ?? Infinity) <= now) {
     const slot = tables.current(due.pop()!);
     if (slot !== undefined) transitions.push(makeAvailable(tables, slot, now));
   }
-  return transitions;
+  return { transitions, nextDueAt: due.peek()?.at };
 }
 
 /** Discards waiting jobs as decided, each only if still in the state it was found in. */

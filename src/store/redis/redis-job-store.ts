@@ -25,6 +25,7 @@ import type {
   Page,
   PageRequest,
   PauseParams,
+  PromotionPass,
   QueueLimitsParams,
   ProgressParams,
   QueueCounts,
@@ -304,7 +305,7 @@ export class RedisJobStore implements JobStore {
     return this.run(makeAvailableScript, { jobId, from: 'discarded', now });
   }
 
-  promoteDue(now: number, limit: number): Promise<JobTransition[]> {
+  promoteDue(now: number, limit: number): Promise<PromotionPass> {
     return this.run(promoteDueScript, { now, limit });
   }
 

@@ -9,7 +9,8 @@ import { readInteger, readJson, readJsonArray, readJsonObject, readKeyOf, readSt
  * Messages on the pub/sub channels. A signal is cjson-encoded with
  * one-letter keys when a script publishes it (see lua/lib/ojs.lua); JSON
  * from {@link encodeSignal} when the application does. Keys: k (kind),
- * q (queue), n (count), w (worker), s (state), j (job ids). A heartbeat
+ * q (queue), n (count), w (worker), s (state), j (job ids), a (a time, as
+ * text). A heartbeat
  * notice (lib publishHeartbeat; a message holds one, or a list of them)
  * has w, a (at), s (the worker's state, for a beat), j (the renewed
  * leases, absent for none: {job id, type, queue, attempt, lapses at}
@@ -53,6 +54,8 @@ function readSignal(wire: JsonObject): StoreSignal | undefined {
       return { kind: 'jobsCancelled', workerId: worker(), jobIds: jobIds() };
     case 'r':
       return { kind: 'workerRemoved', workerId: worker() };
+    case 'u':
+      return { kind: 'dueAt', at: readInteger(wire['a'], 'signal due time') };
     case 't':
       return { kind: 'jobsTimedOut', workerId: worker(), jobIds: jobIds() };
     case 'g':

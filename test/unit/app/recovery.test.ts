@@ -19,11 +19,11 @@ describe('Recovery', () => {
     it('makes a scheduled job available when its time comes, not before', async () => {
       const job = await h.enqueue({ scheduledAt: h.clock.now() + 10_000 });
       h.clock.advance(9_999);
-      expect(await h.app.recovery.promoteDue()).toBe(0);
+      expect(await h.app.recovery.promoteDue()).toEqual({ promoted: 0, nextDueAt: h.clock.now() + 1 });
 
       h.clock.advance(1);
 
-      expect(await h.app.recovery.promoteDue()).toBe(1);
+      expect(await h.app.recovery.promoteDue()).toEqual({ promoted: 1, nextDueAt: undefined });
       expect(await h.job(job.id)).toMatchObject({ state: 'available', enqueuedAt: h.clock.now() });
       expect(h.telemetry.pathOf(job.id)).toEqual(['none>scheduled', 'scheduled>available']);
     });
@@ -35,11 +35,11 @@ describe('Recovery', () => {
         { jobId: job.id, leaseToken: claimed.lease!.token, report: { type: 'boom', message: '', backtrace: [] } },
       ]);
       h.clock.advance(999);
-      expect(await h.app.recovery.promoteDue()).toBe(0);
+      expect(await h.app.recovery.promoteDue()).toEqual({ promoted: 0, nextDueAt: h.clock.now() + 1 });
 
       h.clock.advance(1);
 
-      expect(await h.app.recovery.promoteDue()).toBe(1);
+      expect(await h.app.recovery.promoteDue()).toEqual({ promoted: 1, nextDueAt: undefined });
       expect(await h.job(job.id)).toMatchObject({ state: 'available', attempt: 1 });
     });
   });

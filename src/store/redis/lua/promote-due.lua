@@ -4,7 +4,9 @@
   Post: promoted jobs are in their ready queue, each with its fact; due
         entries of jobs that no longer wait for a time are dropped on the way.
   ARGV: 1 now, 2 limit (due entries examined at most).
-  Returns: {transition...}.
+  Returns: {{transition...}, when the earliest due entry left falls due ('' for none)}:
+        an entry of a job that has left its waiting state counts until a pass
+        drops it, so the time may be early, never late.
   Bounded: the index scan takes at most `limit` entries. Atomic: one script;
   every argument is checked before the first write.
 ]]
@@ -23,4 +25,5 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', K.due, '-inf', now, 'LIMIT', 0, 
   end
 end
 finish()
-return transitions
+local nextDue = redis.call('ZRANGE', K.due, 0, 0, 'WITHSCORES')[2]
+return { transitions, nextDue or '' }

@@ -1,11 +1,18 @@
-import type { JobTransition } from '../../../domain/transition';
+import type { PromotionPass } from '../../job-store';
 import { declareScript } from '../script';
 import { decodeTransitions } from '../fact-codec';
+import { readArray, readOptionalNumberText, readString } from '../reply';
 import { timedPassArgs, type TimedPass } from './timed-pass';
 
-/** Scheduled and retryable jobs whose time has come -> available (lua/promote-due.lua). */
+/** Scheduled and retryable jobs whose time has come -> available, and when the next one falls due (lua/promote-due.lua). */
 export const promoteDueScript = declareScript({
   name: 'promote-due',
   encode: (params: TimedPass) => timedPassArgs(params),
-  decode: (reply): JobTransition[] => decodeTransitions(reply),
+  decode(reply): PromotionPass {
+    const [transitions, nextDueAt] = readArray(reply, 'promote-due');
+    return {
+      transitions: decodeTransitions(transitions),
+      nextDueAt: readOptionalNumberText(readString(nextDueAt, 'promote-due next due time'), 'promote-due next due time'),
+    };
+  },
 });

@@ -99,11 +99,14 @@ local shrunk
 local available, freed, cancelledJobs, signals
 -- The heartbeat notices to publish at finish, in order (publishHeartbeat).
 local heartbeatNotices
+-- The earliest time of the due entries this call added (flush), to announce at finish if no entry comes sooner.
+local earliestDueAdded
 
 resets[#resets + 1] = function()
   pending, listings, statsDeltas, facts, shrunk = { zset = {}, set = {}, hincr = {}, stats = {} }, {}, {}, {}, {}
   available, freed, cancelledJobs, signals = {}, {}, {}, {}
   heartbeatNotices = {}
+  earliestDueAdded = nil
 end
 
 local function membersOf(group, key)
@@ -264,6 +267,10 @@ end
 -- Issues every pending write, in chunks.
 local function flush()
   local chunked = callChunked
+  for _, score in pairs(pending.zset[K.due] or {}) do
+    local at = score and tonumber(score)
+    if at and (not earliestDueAdded or at < earliestDueAdded) then earliestDueAdded = at end
+  end
   for key, members in pairs(pending.zset) do
     local adds, removes = {}, {}
     for member, score in pairs(members) do
@@ -303,9 +310,21 @@ local function flush()
   shrunk = {}
 end
 
--- Flushes, then publishes the signals gathered since the last call.
+--[[
+  Flushes, then publishes the signals gathered since the last call. A due
+  entry this call added that no other precedes is announced (k = 'u', a =
+  its time): replicas plan their next promotion pass by the earliest due
+  entry, so one sooner than that must be told (JobStore.promoteDue).
+]]
 local function finish()
   flush()
+  if earliestDueAdded then
+    local first = redis.call('ZRANGE', K.due, 0, 0, 'WITHSCORES')[2]
+    if first and tonumber(first) >= earliestDueAdded then
+      redis.call('PUBLISH', K.channel, cjson.encode({ k = 'u', a = int(earliestDueAdded) }))
+    end
+    earliestDueAdded = nil
+  end
   for queue, n in pairs(available) do
     redis.call('PUBLISH', K.channel, cjson.encode({ k = 'a', q = queue, n = n }))
   end
