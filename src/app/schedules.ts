@@ -102,13 +102,17 @@ export class Schedules {
   /**
    * Fires the ticks of the schedules due now: plans each (domain
    * planTicks) and hands the plan to the store, which applies it unless
-   * another replica fired it first. Returns how many plans applied.
+   * another replica fired it first. Returns how many plans applied, and
+   * when the next pass is due (ScheduleStore.findDueSchedules, or the next
+   * tick of a schedule this pass moved on, if sooner).
    */
-  async fireDue(): Promise<number> {
+  async fireDue(): Promise<{ fired: number; nextDueAt: number | undefined }> {
     const { store, clock, telemetry, logger } = this.ctx;
     const now = clock.now();
     let fired = 0;
-    for (const schedule of await store.findDueSchedules(now, SCHEDULE_BATCH)) {
+    const due = await store.findDueSchedules(now, SCHEDULE_BATCH);
+    let nextDueAt = due.nextDueAt ?? Number.POSITIVE_INFINITY;
+    for (const schedule of due.schedules) {
       const plan = planTicks(schedule, now, this.calendar, MISSED_TICK_GRACE_MS);
       if (plan === undefined || schedule.nextRunAt === undefined) continue;
       const params: FireTicksParams = { name: schedule.name, revision: schedule.revision, expectedNextRunAt: schedule.nextRunAt, now };
@@ -126,13 +130,14 @@ export class Schedules {
       const outcome = await store.fireTicks(params);
       if (!outcome.fired) continue;
       fired += 1;
+      nextDueAt = Math.min(nextDueAt, outcome.schedule.nextRunAt ?? Number.POSITIVE_INFINITY);
       const enqueued = outcome.enqueued;
       if (enqueued !== undefined && !enqueued.deduplicated) {
         const created = transitionOf(enqueued.job, 'none', enqueued.job.createdAt);
         telemetry.jobTransitions(enqueued.replaced === undefined ? [created] : [enqueued.replaced, created]);
       }
     }
-    return fired;
+    return { fired, nextDueAt: Number.isFinite(nextDueAt) ? nextDueAt : undefined };
   }
 
   /** The job of a tick, named the same on every replica (domain tickJobId); undefined if the template no longer makes a valid one. */

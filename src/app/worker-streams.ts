@@ -277,7 +277,8 @@ export class WorkerStreams {
         if (signal.isAvailable) this.lookAgain();
         return;
       case 'dueAt':
-        // The promotion pass's (background/maintenance.ts): a promoted job is announced as available.
+      case 'scheduleDueAt':
+        // The background passes' (background/maintenance.ts): a job they make available is announced as such.
         return;
     }
   }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../app/ports';
 import type { Clock } from '../domain/clock';
 
@@ -5,6 +6,13 @@ export interface DueLoopOptions {
   name: string;
   /** The longest it sleeps: how late a due time whose announcement was lost is found. */
   idleMs: number;
+  /**
+   * The least time from one run's start to the next one's, in real time (a
+   * pace, not a deadline: the injected clock does not drive it). Things
+   * that fall due closer together than this are handled together, so a
+   * steady stream of due times costs at most one run per spacing.
+   */
+  minSpacingMs: number;
   clock: Clock;
   /** Runs the task once; returns when it is next due (undefined: nothing waits). */
   runOnce: () => Promise<number | undefined>;
@@ -19,6 +27,7 @@ export interface DueLoopOptions {
  * sleep, so that an announcement lost on its way (a store's pub/sub
  * message during a disconnection) delays a run by at most that. Never
  * overlaps itself; a time announced during a run is kept for after it.
+ * Runs come no closer than `minSpacingMs`.
  */
 export class DueLoop {
   private isStarted = false;
@@ -29,6 +38,8 @@ export class DueLoop {
   private idleTimer: NodeJS.Timeout | undefined;
   /** The earliest time announced while a run was under way. */
   private announcedAt = Number.POSITIVE_INFINITY;
+  /** When the last run started (performance.now()). */
+  private lastRunAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: DueLoopOptions) {}
 
@@ -76,6 +87,15 @@ export class DueLoop {
 
   private run(): void {
     this.clearTimers();
+    const wait = this.lastRunAt + this.options.minSpacingMs - performance.now();
+    if (wait > 0) {
+      // Due now, and run once the spacing allows: an announcement meanwhile has nothing sooner to bring.
+      this.plannedAt = this.options.clock.now();
+      this.idleTimer = setTimeout(() => this.run(), wait);
+      this.idleTimer.unref();
+      return;
+    }
+    this.lastRunAt = performance.now();
     this.running = this.tick();
   }
 

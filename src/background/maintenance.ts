@@ -12,19 +12,29 @@ export interface MaintenanceIntervals {
   promoteIntervalMs: number;
   /** How often timeouts, expired leases and dead workers are looked for. */
   reapIntervalMs: number;
-  /** How often due cron schedules are fired (default {@link SCHEDULE_INTERVAL_MS}). */
+  /** The longest the schedule pass sleeps (default {@link SCHEDULE_INTERVAL_MS}). */
   scheduleIntervalMs?: number;
 }
 
 /**
- * The default schedule pass interval. ojs-cron 7.3 asks for no evaluation
- * more often than once a second; a pass evaluates only the schedules that
- * are due (one due-index read otherwise), so each schedule is evaluated
- * once per tick however often the pass runs. Passes must come more often
- * than the finest tick (one second): two ticks falling between passes
- * would fire once (the catch-up rule fires only the latest).
+ * The longest the schedule pass sleeps by default. The pass runs when the
+ * earliest tick falls due, which the store reports and announces (a
+ * registered or resumed schedule whose tick comes first), so each
+ * schedule is evaluated once per tick (ojs-cron 7.3 asks for no evaluation
+ * more often than once a second). This bounds how late a tick whose
+ * announcement was lost fires; two ticks of a schedule that pass while it
+ * waits fire once (the catch-up rule fires only the latest).
  */
-export const SCHEDULE_INTERVAL_MS = 250;
+export const SCHEDULE_INTERVAL_MS = 1_000;
+
+/**
+ * The least time between two promotion passes, and between two schedule
+ * passes: a steady stream of retries, each due at its own millisecond,
+ * costs a replica at most one pass per spacing (as the fixed intervals
+ * these passes once ran at did), and a lone due job waits at most that.
+ */
+const PROMOTE_SPACING_MS = 100;
+const SCHEDULE_SPACING_MS = 250;
 
 /**
  * The server's background work. Every task is safe to run on every replica
@@ -38,7 +48,7 @@ export class Maintenance {
   readonly removeDeadWorkers: BackgroundLoop;
   readonly pruneTerminal: BackgroundLoop;
   readonly pruneEvents: BackgroundLoop;
-  readonly fireSchedules: BackgroundLoop;
+  readonly fireSchedules: DueLoop;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -51,8 +61,17 @@ export class Maintenance {
     this.promoteDue = new DueLoop({
       name: 'promote-due',
       idleMs: intervals.promoteIntervalMs,
+      minSpacingMs: Math.min(PROMOTE_SPACING_MS, intervals.promoteIntervalMs),
       clock,
       runOnce: async () => (await app.recovery.promoteDue()).nextDueAt,
+      logger,
+    });
+    this.fireSchedules = new DueLoop({
+      name: 'fire-schedules',
+      idleMs: intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS,
+      minSpacingMs: Math.min(SCHEDULE_SPACING_MS, intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS),
+      clock,
+      runOnce: async () => (await app.schedules.fireDue()).nextDueAt,
       logger,
     });
     this.expireWaiting = loop('expire-waiting', intervals.reapIntervalMs, () => app.recovery.expireWaiting());
@@ -61,7 +80,6 @@ export class Maintenance {
     this.removeDeadWorkers = loop('remove-dead-workers', intervals.reapIntervalMs, () => app.recovery.removeDeadWorkers());
     this.pruneTerminal = loop('prune-terminal', intervals.reapIntervalMs, () => app.recovery.pruneTerminal());
     this.pruneEvents = loop('prune-events', intervals.reapIntervalMs, () => app.recovery.pruneEvents());
-    this.fireSchedules = loop('fire-schedules', intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS, () => app.schedules.fireDue());
   }
 
   /**
@@ -95,10 +113,19 @@ export class Maintenance {
     await Promise.all(this.loops.map((loop) => loop.stop()));
   }
 
-  /** A job now falls due sooner than any other: promote then. Back from an outage, announcements may have been lost: look now. */
+  /**
+   * A job or a schedule's tick now falls due sooner than any other: run the
+   * pass then. Back from an outage, announcements may have been lost: look
+   * now.
+   */
   private hear(signal: StoreSignal): void {
     if (signal.kind === 'dueAt') this.promoteDue.dueAt(signal.at);
-    else if (signal.kind === 'availability' && signal.isAvailable) this.promoteDue.dueAt(this.app.context.clock.now());
+    else if (signal.kind === 'scheduleDueAt') this.fireSchedules.dueAt(signal.at);
+    else if (signal.kind === 'availability' && signal.isAvailable) {
+      const now = this.app.context.clock.now();
+      this.promoteDue.dueAt(now);
+      this.fireSchedules.dueAt(now);
+    }
   }
 
   /** Runs every task once, in order; for tests that drive time by hand. */

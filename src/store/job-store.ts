@@ -540,8 +540,14 @@ export interface ScheduleStore {
    * already was as asked.
    */
   setSchedulePaused(params: SchedulePauseParams): Promise<{ schedule: Schedule; changed: boolean }>;
-  /** Schedules whose next_run_at is at or before `now`, earliest first, at most `limit`. */
-  findDueSchedules(now: number, limit: number): Promise<Schedule[]>;
+  /**
+   * Schedules whose next_run_at is at or before `now`, earliest first, at
+   * most `limit`, and when the next pass is due: `now` when the limit left
+   * some out, else the earliest next_run_at after `now` (undefined: none).
+   * A schedule whose next_run_at becomes the earliest of all is announced
+   * by a `scheduleDueAt` signal.
+   */
+  findDueSchedules(now: number, limit: number): Promise<DueSchedules>;
   /**
    * Applies a tick plan if the schedule is still at `revision` with
    * `expectedNextRunAt`, else changes nothing (`fired: false`: another
@@ -554,6 +560,12 @@ export interface ScheduleStore {
    * for an invalid template). One atomic step.
    */
   fireTicks(params: FireTicksParams): Promise<FireTicksOutcome>;
+}
+
+/** What findDueSchedules found. */
+export interface DueSchedules {
+  schedules: Schedule[];
+  nextDueAt: number | undefined;
 }
 
 export interface RegisterScheduleParams {

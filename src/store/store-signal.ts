@@ -21,6 +21,8 @@ export type StoreSignal =
    * one waiting for its time: the next promotion pass is due then.
    */
   | { kind: 'dueAt'; at: number }
+  /** A cron schedule's next tick is now at `at`, before every other schedule's: the next schedule pass is due then. */
+  | { kind: 'scheduleDueAt'; at: number }
   | PublishedSignal
   /**
    * The backend became unreachable or reachable again. Signals may have been

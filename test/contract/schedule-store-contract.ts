@@ -101,7 +101,7 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
       });
       expect(resumed.schedule.anchoredAt).toBe(anchoredAt);
       const due = await store.findDueSchedules(anchoredAt + 5_400 * SECOND, 10);
-      expect(due.map((schedule) => schedule.anchoredAt)).toEqual([anchoredAt]);
+      expect(due.schedules.map((schedule) => schedule.anchoredAt)).toEqual([anchoredAt]);
       const fired = await store.fireTicks({
         name: 'nightly',
         revision: 1,
@@ -151,9 +151,31 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
       await store.registerSchedule({ spec: spec({ name: 'later' }), nextRunAt: T0 + 9 * SECOND, now: T0 });
       const paused = await store.registerSchedule({ spec: spec({ name: 'paused', isPaused: true }), nextRunAt: T0 + SECOND, now: T0 });
       expect(paused.schedule.nextRunAt).toBeUndefined();
-      expect((await store.findDueSchedules(T0, 10)).map((s) => s.name)).toEqual([]);
-      expect((await store.findDueSchedules(T0 + 3 * SECOND, 10)).map((s) => s.name)).toEqual(['early', 'late']);
-      expect((await store.findDueSchedules(T0 + 3 * SECOND, 1)).map((s) => s.name)).toEqual(['early']);
+      expect((await store.findDueSchedules(T0, 10)).schedules.map((s) => s.name)).toEqual([]);
+      expect((await store.findDueSchedules(T0 + 3 * SECOND, 10)).schedules.map((s) => s.name)).toEqual(['early', 'late']);
+      expect((await store.findDueSchedules(T0 + 3 * SECOND, 1)).schedules.map((s) => s.name)).toEqual(['early']);
+    });
+
+    it('tells when the next pass is due: the earliest tick after now, or now when the limit left due ones out', async () => {
+      expect((await store.findDueSchedules(T0, 10)).nextDueAt).toBeUndefined();
+      await store.registerSchedule({ spec: spec({ name: 'late' }), nextRunAt: T0 + 3 * SECOND, now: T0 });
+      await store.registerSchedule({ spec: spec({ name: 'early' }), nextRunAt: T0 + SECOND, now: T0 });
+      await store.registerSchedule({ spec: spec({ name: 'later' }), nextRunAt: T0 + 9 * SECOND, now: T0 });
+      expect((await store.findDueSchedules(T0, 10)).nextDueAt).toBe(T0 + SECOND);
+      expect((await store.findDueSchedules(T0 + 3 * SECOND, 10)).nextDueAt).toBe(T0 + 9 * SECOND);
+      expect((await store.findDueSchedules(T0 + 3 * SECOND, 1)).nextDueAt).toBe(T0 + 3 * SECOND);
+      expect((await store.findDueSchedules(T0 + 9 * SECOND, 10)).nextDueAt).toBeUndefined();
+    });
+
+    it('announces a tick that comes before every other, and no other', async () => {
+      await store.registerSchedule({ spec: spec({ name: 'late' }), nextRunAt: T0 + 3 * SECOND, now: T0 });
+      await store.registerSchedule({ spec: spec({ name: 'early' }), nextRunAt: T0 + 2 * SECOND, now: T0 });
+      await store.registerSchedule({ spec: spec({ name: 'later' }), nextRunAt: T0 + 9 * SECOND, now: T0 });
+      await store.setSchedulePaused({ name: 'later', paused: true, now: T0 });
+      await store.setSchedulePaused({ name: 'later', paused: false, nextRunAt: T0 + SECOND, now: T0 });
+      // Signals keep their order: once the resumed tick's has come, any for the later one would have come before it.
+      await h.waitForSignal('scheduleDueAt', (s) => s.at === T0 + SECOND);
+      expect(h.signalsOf('scheduleDueAt').map((s) => s.at)).toEqual([T0 + 3 * SECOND, T0 + 2 * SECOND, T0 + SECOND]);
     });
 
     it('pauses a schedule without a next run and resumes it at the tick given', async () => {
@@ -162,11 +184,11 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
       expect(paused.changed).toBe(true);
       expect(paused.schedule).toMatchObject({ isPaused: true, updatedAt: T0 + 100 });
       expect(paused.schedule.nextRunAt).toBeUndefined();
-      expect(await store.findDueSchedules(T0 + 10 * SECOND, 10)).toEqual([]);
+      expect((await store.findDueSchedules(T0 + 10 * SECOND, 10)).schedules).toEqual([]);
       expect((await store.setSchedulePaused({ name: 'nightly', paused: true, now: T0 + 200 })).changed).toBe(false);
       const resumed = await store.setSchedulePaused({ name: 'nightly', paused: false, nextRunAt: T0 + 11 * SECOND, now: T0 + 10 * SECOND });
       expect(resumed).toMatchObject({ changed: true, schedule: { isPaused: false, nextRunAt: T0 + 11 * SECOND } });
-      expect((await store.findDueSchedules(T0 + 11 * SECOND, 10)).map((s) => s.name)).toEqual(['nightly']);
+      expect((await store.findDueSchedules(T0 + 11 * SECOND, 10)).schedules.map((s) => s.name)).toEqual(['nightly']);
       expect((await refusal(store.setSchedulePaused({ name: 'missing', paused: true, now: T0 }))).code).toBe('not_found');
     });
 
@@ -179,7 +201,7 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
       expect(fired.enqueued!.deduplicated).toBe(false);
       expect(await store.getJob(job.id)).toMatchObject({ state: 'available', queue: 'reports', meta: { cron_name: 'nightly' } });
       expect(await fire(T0 + SECOND)).toEqual({ fired: false });
-      expect(await store.findDueSchedules(T0 + SECOND, 10)).toEqual([]);
+      expect((await store.findDueSchedules(T0 + SECOND, 10)).schedules).toEqual([]);
       expect(await store.getSchedule('nightly')).toEqual(fired.schedule);
     });
 
@@ -305,7 +327,7 @@ export function describeScheduleStoreContract(storeName: string, factory: Schedu
         now: T0 + SECOND,
       });
       expect((await store.getSchedule('nightly'))?.nextRunAt).toBeUndefined();
-      expect(await store.findDueSchedules(T0 + 1_000 * SECOND, 10)).toEqual([]);
+      expect((await store.findDueSchedules(T0 + 1_000 * SECOND, 10)).schedules).toEqual([]);
     });
   });
 }

@@ -18,6 +18,7 @@ import type {
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
+  DueSchedules,
   EnqueueOutcome,
   ExtendLeaseParams,
   FactPage,
@@ -319,8 +320,8 @@ export class MemoryJobStore implements JobStore {
     };
     if (before?.lastRunAt !== undefined) schedule.lastRunAt = before.lastRunAt;
     if (params.nextRunAt !== undefined && !spec.isPaused) schedule.nextRunAt = params.nextRunAt;
-    this.tables.schedules.put(schedule);
-    return { schedule, created: before === undefined };
+    this.putSchedule(schedule);
+    return this.flushed({ schedule, created: before === undefined });
   }
 
   async removeSchedule(name: string): Promise<void> {
@@ -342,12 +343,20 @@ export class MemoryJobStore implements JobStore {
     const { nextRunAt: _dropped, ...rest } = before;
     const schedule: Schedule = { ...rest, isPaused: params.paused, updatedAt: params.now };
     if (!params.paused && params.nextRunAt !== undefined) schedule.nextRunAt = params.nextRunAt;
-    this.tables.schedules.put(schedule);
-    return { schedule, changed: true };
+    this.putSchedule(schedule);
+    return this.flushed({ schedule, changed: true });
   }
 
-  async findDueSchedules(now: number, limit: number): Promise<Schedule[]> {
+  async findDueSchedules(now: number, limit: number): Promise<DueSchedules> {
     return this.tables.schedules.dueAt(now, limit);
+  }
+
+  /** Stores a schedule; one whose next tick comes before every other's is announced (ScheduleStore.findDueSchedules). */
+  private putSchedule(schedule: Schedule): void {
+    this.tables.schedules.put(schedule);
+    if (schedule.nextRunAt !== undefined && this.tables.schedules.isFirstDue(schedule.name)) {
+      this.tables.signal({ kind: 'scheduleDueAt', at: schedule.nextRunAt });
+    }
   }
 
   async fireTicks(params: FireTicksParams): Promise<FireTicksOutcome> {
@@ -362,7 +371,7 @@ export class MemoryJobStore implements JobStore {
       schedule.lastRunAt = params.tick.at;
       schedule.runCount += 1;
     }
-    this.tables.schedules.put(schedule);
+    this.putSchedule(schedule);
     for (const fact of tickFacts(schedule, params, enqueued)) this.tables.record(fact);
     return this.flushed(enqueued === undefined ? { fired: true, schedule } : { fired: true, schedule, enqueued });
   }

@@ -17,7 +17,7 @@ export function mergeSignals(signals: StoreSignal[]): StoreSignal[] {
       merged.set(key, signal.kind === 'jobsCancelled' ? { ...signal, jobIds: [...signal.jobIds] } : { ...signal });
     else if (previous.kind === 'jobsCancelled' && signal.kind === 'jobsCancelled') previous.jobIds.push(...signal.jobIds);
     else if ('count' in previous && 'count' in signal) previous.count += signal.count;
-    else if (previous.kind === 'dueAt' && signal.kind === 'dueAt') previous.at = Math.min(previous.at, signal.at);
+    else if ('at' in previous && 'at' in signal) previous.at = Math.min(previous.at, signal.at);
   }
   return [...merged.values()];
 }
@@ -32,6 +32,8 @@ function keyOf(signal: StoreSignal): string | undefined {
       return `x:${signal.workerId}`;
     case 'dueAt':
       return 'u';
+    case 'scheduleDueAt':
+      return 'n';
     case 'workerDirected':
     case 'workerRemoved':
     case 'jobsTimedOut':

@@ -1,6 +1,6 @@
 import { quote } from '../../domain/errors';
 import type { ScheduleFact } from '../../domain/event-facts';
-import type { EnqueueOutcome, FireTicksParams } from '../job-store';
+import type { DueSchedules, EnqueueOutcome, FireTicksParams } from '../job-store';
 import type { Page } from '../../domain/paging';
 import type { Schedule } from '../../domain/schedule';
 import { SortedKeySet } from './sorted-key-set';
@@ -53,15 +53,22 @@ export class ScheduleTable {
     return this.names.page(after, limit, limit, (name) => this.schedules.get(name));
   }
 
-  /** Schedules due at `now`, earliest first, at most `limit`. */
-  dueAt(now: number, limit: number): Schedule[] {
-    const found: Schedule[] = [];
+  /** Schedules due at `now`, earliest first, at most `limit`, and when the next pass is due (ScheduleStore.findDueSchedules). */
+  dueAt(now: number, limit: number): DueSchedules {
+    const schedules: Schedule[] = [];
     for (const key of this.due.after()) {
-      const schedule = this.schedules.get(key.slice(key.indexOf('/') + 1));
-      if (found.length >= limit || schedule?.nextRunAt === undefined || schedule.nextRunAt > now) break;
-      found.push(schedule);
+      const schedule = this.schedules.get(key.slice(key.indexOf('/') + 1))!;
+      if (schedule.nextRunAt! > now) return { schedules, nextDueAt: schedule.nextRunAt };
+      if (schedules.length >= limit) return { schedules, nextDueAt: now };
+      schedules.push(schedule);
     }
-    return found;
+    return { schedules, nextDueAt: undefined };
+  }
+
+  /** Whether the schedule of `name` has the earliest next tick of all. */
+  isFirstDue(name: string): boolean {
+    const [first] = this.due.after();
+    return first !== undefined && first.slice(first.indexOf('/') + 1) === name;
   }
 
   /** Every disagreement between the schedules and their indexes, as sentences. */

@@ -15,6 +15,7 @@ import type {
   ClaimResult,
   DirectParams,
   DiscardWaitingParams,
+  DueSchedules,
   EnqueueOutcome,
   ExtendLeaseParams,
   FactPage,
@@ -397,7 +398,7 @@ export class RedisJobStore implements JobStore {
     return this.run(setSchedulePausedScript, params);
   }
 
-  findDueSchedules(now: number, limit: number): Promise<Schedule[]> {
+  findDueSchedules(now: number, limit: number): Promise<DueSchedules> {
     return this.run(findDueSchedulesScript, { now, limit });
   }
 

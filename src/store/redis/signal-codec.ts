@@ -56,6 +56,8 @@ function readSignal(wire: JsonObject): StoreSignal | undefined {
       return { kind: 'workerRemoved', workerId: worker() };
     case 'u':
       return { kind: 'dueAt', at: readInteger(wire['a'], 'signal due time') };
+    case 'n':
+      return { kind: 'scheduleDueAt', at: readInteger(wire['a'], 'signal tick time') };
     case 't':
       return { kind: 'jobsTimedOut', workerId: worker(), jobIds: jobIds() };
     case 'g':

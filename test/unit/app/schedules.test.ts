@@ -66,11 +66,11 @@ describe('Schedules', () => {
     await h.app.schedules.register(ANONYMOUS, input({ overlap: 'allow' }));
     const other = createApplication(h.app.context);
     h.clock.advance(5 * SECOND);
-    expect(await h.app.schedules.fireDue()).toBe(1);
-    expect(await other.schedules.fireDue()).toBe(0);
+    expect((await h.app.schedules.fireDue()).fired).toBe(1);
+    expect((await other.schedules.fireDue()).fired).toBe(0);
     h.clock.advance(5 * SECOND);
-    expect(await other.schedules.fireDue()).toBe(1);
-    expect(await h.app.schedules.fireDue()).toBe(0);
+    expect((await other.schedules.fireDue()).fired).toBe(1);
+    expect((await h.app.schedules.fireDue()).fired).toBe(0);
     const jobs = await jobsOf('sync');
     expect(jobs.map((job) => job.id)).toEqual([
       tickJobId('sync', T0 + 5 * SECOND, sha256Hex),
@@ -107,7 +107,7 @@ describe('Schedules', () => {
     await h.app.schedules.register(ANONYMOUS, input({ overlap: 'allow' }));
     await h.app.schedules.register(ANONYMOUS, input({ name: 'strict', expression: '0 * * * * *', overlap: 'allow', missedTicks: 'skip' }));
     h.clock.advance(75 * SECOND);
-    expect(await h.app.schedules.fireDue()).toBe(2);
+    expect((await h.app.schedules.fireDue()).fired).toBe(2);
     expect((await jobsOf('sync')).map((job) => job.meta['cron_triggered_at'])).toEqual(['2026-01-01T00:01:15.000Z']);
     // The minute's tick is 15 s late, beyond MISSED_TICK_GRACE_MS: skip passes over it.
     expect(await jobsOf('strict')).toEqual([]);
@@ -123,7 +123,7 @@ describe('Schedules', () => {
     await h.app.schedules.register(ANONYMOUS, input());
     expect((await h.app.schedules.setPaused(ANONYMOUS, 'sync', true)).nextRunAt).toBeUndefined();
     h.clock.advance(60 * SECOND);
-    expect(await h.app.schedules.fireDue()).toBe(0);
+    expect((await h.app.schedules.fireDue()).fired).toBe(0);
     expect((await h.app.schedules.setPaused(ANONYMOUS, 'sync', false)).nextRunAt).toBe(T0 + 65 * SECOND);
   });
 
@@ -136,7 +136,7 @@ describe('Schedules', () => {
     const again = await h.app.schedules.register(ANONYMOUS, input({ expression: '@every 10s', overlap: 'allow', description: 'again' }));
     expect(again.schedule).toMatchObject({ anchoredAt: registeredAt, nextRunAt: registeredAt + 10 * SECOND });
     h.clock.advance(6 * SECOND);
-    expect(await h.app.schedules.fireDue()).toBe(1);
+    expect((await h.app.schedules.fireDue()).fired).toBe(1);
     await h.app.schedules.setPaused(ANONYMOUS, 'sync', true);
     h.clock.advance(33 * SECOND);
     expect(await h.app.schedules.setPaused(ANONYMOUS, 'sync', false)).toMatchObject({

@@ -6,7 +6,7 @@ import { RecordingLogger } from '../../support/silent-logger';
  * A loop whose task answers from a script of next due times (or throws), and
  * which counts its runs; `run(n)` resolves once the n-th run has started.
  */
-function scriptedLoop(answers: (number | undefined | Error | Promise<number | undefined>)[], idleMs = 3_600_000) {
+function scriptedLoop(answers: (number | undefined | Error | Promise<number | undefined>)[], idleMs = 3_600_000, minSpacingMs = 0) {
   const clock = new ManualClock();
   const logger = new RecordingLogger();
   let runs = 0;
@@ -14,6 +14,7 @@ function scriptedLoop(answers: (number | undefined | Error | Promise<number | un
   const loop = new DueLoop({
     name: 'test',
     idleMs,
+    minSpacingMs,
     clock,
     logger,
     runOnce: async () => {
@@ -82,6 +83,18 @@ describe('DueLoop', () => {
     t.loop.start();
     await t.run(3);
     expect(t.logger.entries.map((e) => [e.level, (e.context as { loop?: string }).loop])).toEqual([['error', 'test']]);
+    await t.loop.stop();
+  });
+
+  it('runs no sooner than its spacing after the last run, however much is due', async () => {
+    const t = scriptedLoop([t0(), t0()], 3_600_000, 3_600_000);
+    t.loop.start();
+    await t.run(1);
+    await settle();
+    t.loop.dueAt(t0());
+    t.clock.advance(1_000);
+    await settle();
+    expect(t.runs()).toBe(1);
     await t.loop.stop();
   });
 

@@ -1,12 +1,18 @@
-import type { Schedule } from '../../../domain/schedule';
-import { readArray } from '../reply';
+import type { DueSchedules } from '../../job-store';
+import { readArray, readOptionalNumberText, readString } from '../reply';
 import { readSchedule } from '../schedule-codec';
 import { arg, declareScript } from '../script';
 
-/** The schedules due at `now`, earliest first (lua/find-due-schedules.lua). */
+/** The schedules due at `now`, earliest first, and when the next pass is due (lua/find-due-schedules.lua). */
 export const findDueSchedulesScript = declareScript({
   name: 'find-due-schedules',
   isReadOnly: true,
   encode: (params: { now: number; limit: number }) => [arg.int(params.now, 'now'), arg.int(params.limit, 'limit')],
-  decode: (reply): Schedule[] => readArray(reply, 'due schedules').map(readSchedule),
+  decode(reply): DueSchedules {
+    const [schedules, nextDueAt] = readArray(reply, 'due schedules');
+    return {
+      schedules: readArray(schedules, 'due schedules').map(readSchedule),
+      nextDueAt: readOptionalNumberText(readString(nextDueAt, 'next schedule pass'), 'next schedule pass'),
+    };
+  },
 });

@@ -6,11 +6,19 @@
   and, while it has a next tick, its name in K.scheduleDue scored by it.
 ]]
 
--- Sets (or, with nil, clears) a schedule's next tick, in its hash and the due index.
+--[[
+  Sets (or, with nil, clears) a schedule's next tick, in its hash and the
+  due index. A tick that becomes the earliest of all is announced (k =
+  'n', a = its time): replicas plan their next schedule pass by the
+  earliest tick (ScheduleStore.findDueSchedules).
+]]
 local function setNextRun(name, nextRunAt)
   if nextRunAt then
     redis.call('HSET', K.schedule .. name, 'nextRunAt', nextRunAt)
     redis.call('ZADD', K.scheduleDue, nextRunAt, name)
+    if redis.call('ZRANGE', K.scheduleDue, 0, 0)[1] == name then
+      redis.call('PUBLISH', K.channel, cjson.encode({ k = 'n', a = int(nextRunAt) }))
+    end
   else
     redis.call('HDEL', K.schedule .. name, 'nextRunAt')
     redis.call('ZREM', K.scheduleDue, name)

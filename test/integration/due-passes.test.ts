@@ -11,18 +11,18 @@ const hasDeliveries = (m: FetchResponse): boolean => m.deliveries.length > 0;
 const HOUR_MS = 3_600_000;
 
 /**
- * The running server promotes a scheduled or retryable job when it falls
- * due: the promotion pass sleeps until the earliest due time it knows of,
- * and a job that comes to wait for an earlier one is announced by the
- * store. The pass's idle interval here is an hour, so every promotion these
- * tests wait for came on time.
+ * The running server promotes a scheduled or retryable job, and fires a
+ * cron schedule's tick, when it falls due: each pass sleeps until the
+ * earliest due time it knows of, and one that comes sooner is announced by
+ * the store. The passes' idle intervals here are an hour, so everything
+ * these tests wait for came on time.
  */
-describe('promotion when jobs fall due', () => {
+describe('background passes when things fall due', () => {
   const clock = new ManualClock();
   const shared = shareServer({
     clock,
     runMaintenance: true,
-    maintenance: { promoteIntervalMs: HOUR_MS, reapIntervalMs: HOUR_MS },
+    maintenance: { promoteIntervalMs: HOUR_MS, reapIntervalMs: HOUR_MS, scheduleIntervalMs: HOUR_MS },
     protocol: { heartbeatTimeoutMs: HOUR_MS },
   });
 
@@ -52,5 +52,14 @@ describe('promotion when jobs fall due', () => {
     clock.advance(reply.nextRetryAt!.getTime() - clock.now());
     expect((await next()).job).toMatchObject({ id: failing.id, attempt: 2 });
     expect((await getJob(shared.clients, later.id)).state).toBe(JobState.JOB_STATE_SCHEDULED);
+  });
+
+  it('fires a cron tick at its time, for a schedule registered after the pass went to sleep', async () => {
+    const { queue, next } = await fetchingWorker();
+    const { schedule } = await shared.clients.schedules.registerSchedule({
+      schedule: { name: `tick-${queue}`, cron: '* * * * *', template: { type: 'cron.job', args: [], queue } },
+    });
+    clock.advance(schedule!.nextRunAt!.getTime() - clock.now());
+    expect((await next()).job).toMatchObject({ type: 'cron.job', meta: { cron_name: `tick-${queue}` } });
   });
 });
