@@ -4,6 +4,7 @@ import { appendError, SERVER_ERROR_TYPES, stampError } from '../domain/job-error
 import { activeExpiryCause, activeExpiryReport, waitingExpiryReport } from '../domain/timeouts';
 import type { WorkerSnapshot } from '../store/job-store';
 import type { AppContext } from './app-context';
+import { watchDueTimes } from './due-announcements';
 import type { HeartbeatAge } from './ports';
 
 /** How many jobs or workers one background pass handles at most. */
@@ -24,6 +25,11 @@ const HEARTBEAT_SAMPLE = 10_000;
  */
 export class Recovery {
   constructor(private readonly ctx: AppContext) {}
+
+  /** Calls `listener` with each time a job comes to fall due before every other one (watchDueTimes); returns the unsubscribe. */
+  watchDue(listener: (at: number) => void): () => void {
+    return watchDueTimes(this.ctx, 'dueAt', listener);
+  }
 
   /** scheduled and retryable jobs whose time has come become available; returns when the next one falls due. */
   async promoteDue(): Promise<{ promoted: number; nextDueAt: number | undefined }> {

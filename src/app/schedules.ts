@@ -17,6 +17,7 @@ import { transitionOf } from '../domain/transition';
 import type { FireTicksParams } from '../store/job-store';
 import type { AppContext } from './app-context';
 import { assertMayUseQueue } from './caller-scope';
+import { watchDueTimes } from './due-announcements';
 import { jobCreation } from './job-creation';
 
 /** Most due schedules one pass fires; the rest wait for the next pass. */
@@ -97,6 +98,11 @@ export class Schedules {
       nextRunAt === undefined ? { name, paused, now } : { name, paused, nextRunAt, now },
     );
     return changed.schedule;
+  }
+
+  /** Calls `listener` with each time a schedule's tick comes before every other's (watchDueTimes); returns the unsubscribe. */
+  watchTicks(listener: (at: number) => void): () => void {
+    return watchDueTimes(this.ctx, 'scheduleDueAt', listener);
   }
 
   /**

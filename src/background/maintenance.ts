@@ -1,5 +1,4 @@
 import type { Application } from '../app/application';
-import type { StoreSignal } from '../store/store-signal';
 import { BackgroundLoop } from './background-loop';
 import { DueLoop } from './due-loop';
 
@@ -49,7 +48,8 @@ export class Maintenance {
   readonly pruneTerminal: BackgroundLoop;
   readonly pruneEvents: BackgroundLoop;
   readonly fireSchedules: DueLoop;
-  private unsubscribe: (() => void) | undefined;
+  /** Stop hearing of due times (set while started). */
+  private unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly app: Application,
@@ -103,29 +103,19 @@ export class Maintenance {
   }
 
   start(): void {
-    this.unsubscribe ??= this.app.context.store.subscribe((signal) => this.hear(signal));
+    // A job or a tick now due sooner than any other runs its pass then (a store back from an outage: at once).
+    if (this.unsubscribe.length === 0) {
+      this.unsubscribe = [
+        this.app.recovery.watchDue((at) => this.promoteDue.dueAt(at)),
+        this.app.schedules.watchTicks((at) => this.fireSchedules.dueAt(at)),
+      ];
+    }
     for (const loop of this.loops) loop.start();
   }
 
   async stop(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     await Promise.all(this.loops.map((loop) => loop.stop()));
-  }
-
-  /**
-   * A job or a schedule's tick now falls due sooner than any other: run the
-   * pass then. Back from an outage, announcements may have been lost: look
-   * now.
-   */
-  private hear(signal: StoreSignal): void {
-    if (signal.kind === 'dueAt') this.promoteDue.dueAt(signal.at);
-    else if (signal.kind === 'scheduleDueAt') this.fireSchedules.dueAt(signal.at);
-    else if (signal.kind === 'availability' && signal.isAvailable) {
-      const now = this.app.context.clock.now();
-      this.promoteDue.dueAt(now);
-      this.fireSchedules.dueAt(now);
-    }
   }
 
   /** Runs every task once, in order; for tests that drive time by hand. */
