@@ -278,7 +278,7 @@ export class WorkerStreams {
         return;
       case 'dueAt':
       case 'scheduleDueAt':
-        // The background passes' (background/maintenance.ts): a job they make available is announced as such.
+        // For the background passes (Recovery.watchDue, Schedules.watchTicks); a job they make available is announced by itself.
         return;
     }
   }

@@ -57,8 +57,10 @@ export class ScheduleTable {
   dueAt(now: number, limit: number): DueSchedules {
     const schedules: Schedule[] = [];
     for (const key of this.due.after()) {
-      const schedule = this.schedules.get(key.slice(key.indexOf('/') + 1))!;
-      if (schedule.nextRunAt! > now) return { schedules, nextDueAt: schedule.nextRunAt };
+      const schedule = this.schedules.get(key.slice(key.indexOf('/') + 1));
+      // A key out of step with its schedule is skipped (problems() reports it).
+      if (schedule?.nextRunAt === undefined) continue;
+      if (schedule.nextRunAt > now) return { schedules, nextDueAt: schedule.nextRunAt };
       if (schedules.length >= limit) return { schedules, nextDueAt: now };
       schedules.push(schedule);
     }
