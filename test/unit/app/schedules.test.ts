@@ -52,6 +52,14 @@ describe('Schedules', () => {
     return (await h.store.listJobs(query)).items.filter((job) => job.meta['cron_name'] === name);
   };
 
+  it('says when the next pass is due: the earliest tick left, the one it just moved a schedule to included', async () => {
+    await h.app.schedules.register(ANONYMOUS, input());
+    await h.app.schedules.register(ANONYMOUS, input({ name: 'slow', expression: '0 0 * * * *' }));
+    expect(await h.app.schedules.fireDue()).toEqual({ fired: 0, nextDueAt: T0 + 5 * SECOND });
+    h.clock.advance(5 * SECOND);
+    expect(await h.app.schedules.fireDue()).toEqual({ fired: 1, nextDueAt: T0 + 10 * SECOND });
+  });
+
   it('registers a schedule with its defaults and its first tick after now, and refuses a bad one naming every field', async () => {
     const { schedule, created } = await h.app.schedules.register(ANONYMOUS, input());
     expect(created).toBe(true);
