@@ -2,6 +2,9 @@ import { DueLoop } from '../../../src/background/due-loop';
 import { ManualClock } from '../../support/manual-clock';
 import { RecordingLogger } from '../../support/silent-logger';
 
+/** The manual clock's start. */
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+
 /**
  * A loop whose task answers from a script of next due times (or throws), and
  * which counts its runs; `run(n)` resolves once the n-th run has started.
@@ -32,12 +35,19 @@ function scriptedLoop(answers: (number | undefined | Error | Promise<number | un
   return { clock, logger, loop, run, runs: () => runs };
 }
 
+/** A run's answer that comes only when the test gives it: the run stays under way until then. */
+function heldAnswer(): { answer: Promise<number | undefined>; give: (next: number | undefined) => void } {
+  let give!: (next: number | undefined) => void;
+  const answer = new Promise<number | undefined>((resolve) => (give = resolve));
+  return { answer, give };
+}
+
 /** Lets the loop's pending promise callbacks run. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('DueLoop', () => {
   it('runs at once, then at the time its last run said the next thing falls due', async () => {
-    const t = scriptedLoop([Date.parse('2026-01-01T00:00:01.000Z'), undefined]);
+    const t = scriptedLoop([T0 + 1_000, undefined]);
     t.loop.start();
     await t.run(1);
     await settle();
@@ -50,12 +60,12 @@ describe('DueLoop', () => {
   });
 
   it('runs sooner for a time announced before the one it planned, and not for a later one', async () => {
-    const t = scriptedLoop([t0() + 10_000, undefined]);
+    const t = scriptedLoop([T0 + 10_000, undefined]);
     t.loop.start();
     await t.run(1);
     await settle();
-    t.loop.dueAt(t0() + 20_000);
-    t.loop.dueAt(t0() + 1_000);
+    t.loop.dueAt(T0 + 20_000);
+    t.loop.dueAt(T0 + 1_000);
     t.clock.advance(1_000);
     await t.run(2);
     t.clock.advance(20_000);
@@ -65,16 +75,16 @@ describe('DueLoop', () => {
   });
 
   it('keeps a time announced while it runs for after the run', async () => {
-    let finish!: (next: number | undefined) => void;
-    const t = scriptedLoop([new Promise<number | undefined>((resolve) => (finish = resolve)), undefined]);
+    const held = heldAnswer();
+    const t = scriptedLoop([held.answer, undefined]);
     t.loop.start();
     await t.run(1);
-    t.loop.dueAt(t0() + 500);
-    finish(undefined);
+    t.loop.dueAt(T0 + 500);
+    held.give(undefined);
     await settle();
+    expect(t.runs()).toBe(1);
     t.clock.advance(500);
     await t.run(2);
-    expect(t.runs()).toBe(2);
     await t.loop.stop();
   });
 
@@ -87,11 +97,11 @@ describe('DueLoop', () => {
   });
 
   it('runs no sooner than its spacing after the last run, however much is due', async () => {
-    const t = scriptedLoop([t0(), t0()], 3_600_000, 3_600_000);
+    const t = scriptedLoop([T0, T0], 3_600_000, 3_600_000);
     t.loop.start();
     await t.run(1);
     await settle();
-    t.loop.dueAt(t0());
+    t.loop.dueAt(T0);
     t.clock.advance(1_000);
     await settle();
     expect(t.runs()).toBe(1);
@@ -99,20 +109,16 @@ describe('DueLoop', () => {
   });
 
   it('waits for a run under way when stopped, and runs no more', async () => {
-    let finish!: (next: number | undefined) => void;
-    const t = scriptedLoop([new Promise<number | undefined>((resolve) => (finish = resolve))], 5);
+    const held = heldAnswer();
+    const t = scriptedLoop([held.answer], 5);
     t.loop.start();
     await t.run(1);
     const stopped = t.loop.stop();
-    t.loop.dueAt(t0());
-    finish(t0());
+    t.loop.dueAt(T0);
+    held.give(T0);
     await stopped;
     t.clock.advance(1_000);
     await settle();
     expect(t.runs()).toBe(1);
   });
 });
-
-function t0(): number {
-  return Date.parse('2026-01-01T00:00:00.000Z');
-}
