@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { bullmqLatency, bullmqThroughput } from './bullmq-bench';
 import { bullmqChains } from './bullmq-flow-bench';
 import { CHAIN_WAVES, type ChainResult } from './chain-clock';
@@ -329,6 +330,18 @@ async function main(): Promise<void> {
   print(phases.summary());
 }
 
+/**
+ * Interrupted (Ctrl-C, or SIGTERM from whoever ran it): the processes the
+ * run started, which a signal to this process alone would leave running
+ * (redis-server, say), are killed by PID, and the run ends as the signal
+ * would have ended it.
+ */
+async function interrupted(signal: 'SIGINT' | 'SIGTERM'): Promise<never> {
+  console.error(`\n${signal}: stopping the processes this run started`);
+  await killLeftovers();
+  process.exit(128 + constants.signals[signal]);
+}
+
 /** Runs what BENCH_ONLY picks, then kills what a failed phase left running and exits at once (nothing left behind keeps the run alive). */
 async function runAndExit(): Promise<never> {
   let code: number;
@@ -343,4 +356,6 @@ async function runAndExit(): Promise<never> {
   process.exit(code);
 }
 
+process.once('SIGINT', () => void interrupted('SIGINT'));
+process.once('SIGTERM', () => void interrupted('SIGTERM'));
 void runAndExit();

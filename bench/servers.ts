@@ -23,8 +23,9 @@ export async function killLeftovers(): Promise<void> {
 
 /** Runs `use` with a server process of its own, stopped (killed if it will not stop) whatever happens. */
 export async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
-  const server = await ServerProcess.start(env);
-  const untrack = track(() => server.kill());
+  // Tracked from its spawn: a run interrupted while the server starts still kills it.
+  let untrack: (() => void) | undefined;
+  const server = await ServerProcess.start(env, [], undefined, (spawned) => (untrack = track(() => spawned.kill())));
   try {
     return await use(server);
   } finally {
@@ -33,7 +34,7 @@ export async function withServerProcess<T>(env: Record<string, string>, use: (se
       WAIT_MS,
       server.stop().catch(() => server.kill()),
     );
-    if (!server.isRunning) untrack();
+    if (!server.isRunning) untrack?.();
   }
 }
 
@@ -43,7 +44,7 @@ export const withServer = <T>(env: Record<string, string>, use: (address: string
 /** Runs `use` with a redis-server of its own, destroyed whatever happens. */
 export async function withRedis<T>(use: (redis: RedisServerProcess) => Promise<T>): Promise<T> {
   const redis = await RedisServerProcess.start();
-  const untrack = track(() => redis.stop('SIGKILL'));
+  const untrack = track(() => redis.destroy('SIGKILL'));
   try {
     return await use(redis);
   } finally {

@@ -99,8 +99,9 @@ export class RedisServerProcess {
     await this.launch();
   }
 
-  async destroy(): Promise<void> {
-    await this.stop();
+  /** Stops the server (SIGKILL when it must go at once) and removes its data directory. */
+  async destroy(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    await this.stop(signal);
     rmSync(this.dir, { recursive: true, force: true });
   }
 
