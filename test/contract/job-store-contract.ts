@@ -872,6 +872,17 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         expect((await refusal(h.store.directWorker({ ...stale, workerId: 'nobody' }))).code).toBe('not_found');
       });
 
+      it('keeps a directive through the beats of a worker that has not obeyed it, and clears it with the beat that obeys', async () => {
+        const worker = await h.register();
+        await h.direct(worker.workerId, 'quiet');
+        expect(await h.beat(worker.workerId, 'running', [], 1, T0 + 1)).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+        expect((await h.store.getWorker(worker.workerId))!.worker).toMatchObject({ state: 'running', directive: 'quiet' });
+        expect(await h.beat(worker.workerId, 'quiet', [], 2, T0 + 2)).toMatchObject({ result: 'applied', desiredState: 'quiet' });
+        const { worker: obeyed } = (await h.store.getWorker(worker.workerId))!;
+        expect(obeyed).toMatchObject({ state: 'quiet', lastSequence: 2 });
+        expect(obeyed.directive).toBeUndefined();
+      });
+
       it('finds silent workers and removes them with their jobs, unless they beat meanwhile', async () => {
         const worker = await h.register({}, T0);
         await h.enqueue({});

@@ -29,12 +29,17 @@ local function argStateChange(at)
   return change
 end
 
--- Stores the decided state, directive and desired state, with `fields` (more field/value pairs) in the same HSET.
+--[[
+  Stores the decided state, directive and desired state, with `fields`
+  (more field/value pairs) in the same HSET. The caller found the worker's
+  directive to be the expected one (compare-and-set): none expected and
+  none decided (every beat of a running worker) deletes nothing.
+]]
 local function applyStateChange(key, change, fields)
   fields = fields or {}
   for _, value in ipairs({ 'state', change.nextState, 'desired', change.desired }) do fields[#fields + 1] = value end
   if change.nextDirective == '' then
-    redis.call('HDEL', key, 'directive')
+    if change.expectedDirective ~= '' then redis.call('HDEL', key, 'directive') end
   else
     fields[#fields + 1] = 'directive'
     fields[#fields + 1] = change.nextDirective
