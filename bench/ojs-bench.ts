@@ -7,8 +7,8 @@ import { connect } from '../packages/sdk/src/connection';
 import { Producer, Worker, type JobSpec, type Logger } from '../packages/sdk/src';
 import { Arrivals, bothArrived } from './arrivals';
 import { call, cleanUp, within, withoutStalling, WAIT_MS } from './deadline';
-import { OwnPauses, type Span } from './own-pauses';
-import { percentiles, sample, type Percentiles } from './percentiles';
+import { OwnPauses, splitByPauses, type PauseSplit, type Span } from './own-pauses';
+import { sample, type Percentiles } from './percentiles';
 import { ProtocolWorker } from './protocol-worker';
 import { drive, SHAPE, type LoadMode, type LoadResult } from './shape';
 
@@ -126,18 +126,16 @@ export async function ojsLatency(address: string, samples: number, run: string, 
   }
 }
 
-/** What the hand-written worker measured, and what went wrong without stopping it. */
-export interface RawLatencyResult extends Percentiles {
+/**
+ * What the hand-written worker measured (its samples after the warm-up, and
+ * the same without those a pause of this process's collector fell in: it
+ * is the worker and the producer), and what went wrong without stopping it.
+ */
+export interface RawLatencyResult extends Percentiles, PauseSplit {
   /** Acks refused because the job's lease was lost meanwhile (it was reclaimed). */
   refusedAcks: number;
   /** Times the server declared the worker dead and it registered again. */
   reRegistrations: number;
-  /** Samples measured (after the warm-up). */
-  samples: number;
-  /** Of those, the samples a pause of this process's collector fell in (it is the worker and the producer). */
-  pausedSamples: number;
-  /** The percentiles of the other samples, without this process's pauses (absent: every sample met one). */
-  unpaused?: Percentiles;
 }
 
 /**
@@ -197,14 +195,11 @@ export async function rawLatency(address: string, samples: number, run: string, 
     pauses.stop();
     await Promise.all(acks);
     if (ackFailure !== undefined) throw ackFailure;
-    const unpaused = spans.filter((span) => !pauses.overlaps(span)).map((span) => span.end - span.start);
     return {
       ...measured,
       refusedAcks: worker.refusedAcks,
       reRegistrations: worker.reRegistrations,
-      samples: spans.length,
-      pausedSamples: spans.length - unpaused.length,
-      ...(unpaused.length > 0 ? { unpaused: percentiles(unpaused) } : {}),
+      ...splitByPauses(spans, pauses),
     };
   } finally {
     pauses.stop();

@@ -1,4 +1,6 @@
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { count, ms, pct } from './format';
+import { percentiles, type Percentiles } from './percentiles';
 
 /** A stretch of time on performance.now()'s clock, in ms. */
 export interface Span {
@@ -39,4 +41,28 @@ export class OwnPauses {
   overlaps(span: Span): boolean {
     return this.pauses.some((pause) => pause.start < span.end && pause.end > span.start);
   }
+}
+
+/** Latency samples told apart by whether a pause of the measuring process fell in them. */
+export interface PauseSplit {
+  samples: number;
+  pausedSamples: number;
+  /** The percentiles of the samples no pause fell in; absent when one fell in every sample. */
+  unpaused?: Percentiles;
+}
+
+/** Splits timed samples (`spans`) by whether one of `pauses` fell in them. */
+export function splitByPauses(spans: readonly Span[], pauses: OwnPauses): PauseSplit {
+  const unpaused = spans.filter((span) => !pauses.overlaps(span)).map((span) => span.end - span.start);
+  return {
+    samples: spans.length,
+    pausedSamples: spans.length - unpaused.length,
+    ...(unpaused.length > 0 ? { unpaused: percentiles(unpaused) } : {}),
+  };
+}
+
+/** "without the 12 samples (0.6%) <whose> collector paused in: p50 …, p99 …". */
+export function withoutPauses(split: PauseSplit, whose: string): string {
+  const samples = `${count(split.pausedSamples)} sample${split.pausedSamples === 1 ? '' : 's'} (${pct(split.pausedSamples / split.samples)})`;
+  return `without the ${samples} ${whose} collector paused in: ${split.unpaused === undefined ? 'none left' : ms(split.unpaused)}`;
 }

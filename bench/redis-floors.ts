@@ -124,6 +124,67 @@ export async function redisLifecycleCosts(rounds: number): Promise<{ ojs: Lifecy
   return { ojs, minimal };
 }
 
+/** Redis time per beat (FCALL in INFO commandstats), the commands' share of it, and Redis's whole CPU per beat. */
+export interface BeatCost {
+  call: number;
+  commands: number;
+  process: number;
+}
+
+/** Workers beating in turn, as the workers section's fleet. */
+const FLEET = 10_000;
+/**
+ * Beats per call: a replica with that fleet hears 2,000 beats a second,
+ * and its batcher records them in at most 100 calls a second (BeatBatcher).
+ */
+const BEATS_PER_CALL = 20;
+
+/**
+ * What Redis spends per beat of a worker that holds no job (the fleet's
+ * beats while no job flows): record-beat through the store, in batches of
+ * 20 beats of 20 of the fleet's 10,000 workers (`fleet`), each beat with
+ * its worker's next sequence; a beat refused fails the floor.
+ */
+export async function redisBeatCost(calls: number, fleet = FLEET): Promise<BeatCost> {
+  return withRedis(async (redis) => {
+    const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
+    const stats = new Redis(redis.url);
+    try {
+      // Registered a hundred at a time: ten thousand calls one after another would take seconds for nothing.
+      for (let w = 0; w < fleet; w += 100) {
+        await Promise.all(Array.from({ length: Math.min(100, fleet - w) }, (_, i) => store.registerWorker(worker(`w${w + i}`))));
+      }
+      const running = { state: 'running' as const };
+      let beat = 0;
+      const beatRound = async (): Promise<void> => {
+        const batch = Array.from({ length: BEATS_PER_CALL }, () => {
+          const n = beat++;
+          const sequence = Math.floor(n / fleet) + 1;
+          return { workerId: `w${n % fleet}`, sequence, activeJobIds: [], now: Date.now(), expected: running, next: running };
+        });
+        const recorded = await store.recordBeats(batch);
+        const refused = recorded.find((outcome) => outcome.result !== 'applied');
+        if (refused !== undefined) throw new Error(`a beat of the floor was not applied: ${refused.result}`);
+      };
+      // Every worker beats once before the measured calls: its first beat is no different, but the keys are warm.
+      while (beat < fleet) await beatRound();
+      const before = commandMicros(await stats.info('commandstats'));
+      const cpuBefore = processCpuMicros(redis.pid!);
+      for (let i = 0; i < calls; i++) await beatRound();
+      const after = commandMicros(await stats.info('commandstats'));
+      const beats = calls * BEATS_PER_CALL;
+      return {
+        call: (after.fcall - before.fcall) / beats,
+        commands: (after.withinFunctions - before.withinFunctions) / beats,
+        process: (processCpuMicros(redis.pid!) - cpuBefore) / beats,
+      };
+    } finally {
+      stats.disconnect();
+      await store.close();
+    }
+  });
+}
+
 /** Runs the backlog, then `rounds` rounds of enqueue, ack of a worker's previous claim, claim. */
 async function drive(redis: RedisServerProcess, rounds: number, lifecycle: Lifecycle): Promise<LifecycleCost> {
   const stats = new Redis(redis.url);

@@ -5,16 +5,17 @@ import { CHAIN_WAVES, type ChainResult } from './chain-clock';
 import { ojsChains } from './ojs-chain-bench';
 import type { JobSpec } from '../packages/sdk/src';
 import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult, type RawLatencyResult } from './ojs-bench';
-import { percentiles, type Percentiles } from './percentiles';
+import { percentiles } from './percentiles';
+import { withoutPauses } from './own-pauses';
 import { cpuPerJob } from './cpu-accounting';
 import { Phases } from './phases';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
 import { killLeftovers, redisEnv, withRedis, withServer, withServerProcess } from './servers';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
 import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './workers-section';
-import { count, pct } from './format';
+import { count, ms, pct } from './format';
 import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
-import { redisLifecycleCosts, type LifecycleCost } from './redis-floors';
+import { redisBeatCost, redisLifecycleCosts, type LifecycleCost } from './redis-floors';
 import type { RedisServerProcess } from '../tools/redis-server';
 
 /**
@@ -39,7 +40,6 @@ const UNIQUE_RUNS = Number(process.env['BENCH_UNIQUE_RUNS'] ?? 3);
 /** A unique policy every job of the load can carry: its args differ, so no job is a duplicate of another. */
 const UNIQUE_POLICY: Partial<JobSpec> = { unique: { keys: ['type', 'queue', 'args'], onConflict: 'reject' } };
 
-const ms = (p: Percentiles): string => `p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms`;
 const us = (n: number): string => `${n.toFixed(0)} µs`;
 const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')} jobs/s`.padEnd(14);
 const load = (r: LoadResult): string => `${rate(r.rate)} delivery under load ${ms(percentiles(r.delays))}`;
@@ -50,13 +50,11 @@ const load = (r: LoadResult): string => `${rate(r.rate)} delivery under load ${m
  * re-registration), if anything.
  */
 const raw = (r: RawLatencyResult): string => {
-  const samples = `${r.pausedSamples} sample${r.pausedSamples === 1 ? '' : 's'} (${pct(r.pausedSamples / r.samples)})`;
-  const unpaused = r.unpaused === undefined ? 'none left' : ms(r.unpaused);
   const troubles = [
     ...(r.refusedAcks > 0 ? [`${r.refusedAcks} Ack(s) refused (lease lost)`] : []),
     ...(r.reRegistrations > 0 ? [`registered again ${r.reRegistrations}x (declared dead)`] : []),
   ];
-  const line = `${ms(r)}; without the ${samples} the benchmark's own collector paused in: ${unpaused}`;
+  const line = `${ms(r)}; ${withoutPauses(r, "the benchmark's own")}`;
   return troubles.length === 0 ? line : `${line}; ${troubles.join(', ')}`;
 };
 const MODES: { mode: LoadMode; title: string }[] = [
@@ -314,6 +312,13 @@ async function floorsSection(): Promise<void> {
     const { ojs, minimal } = await redisLifecycleCosts(rounds);
     print(`    OJS functions                ${lifecycleCost(ojs)}`);
     print(`    minimal lifecycle            ${lifecycleCost(minimal)}`);
+  });
+  print(`  Redis per beat of a worker holding no job, batches of 20 beats of 10,000 workers, ${count(rounds * 200)} beats`);
+  await phases.run('floors Redis beats', async () => {
+    const beat = await redisBeatCost(rounds * 10);
+    print(
+      `    OJS record-beat              ${beat.call.toFixed(1)} µs, of which the commands it ran ${beat.commands.toFixed(1)} µs (Redis process: ${beat.process.toFixed(1)} µs)`,
+    );
   });
 }
 

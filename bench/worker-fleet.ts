@@ -9,7 +9,8 @@ import { WorkerStreamClient } from '../packages/sdk/src/worker-stream-client';
 import { pause } from '../lib/pause';
 import { Arrivals, bothArrived } from './arrivals';
 import { call, withoutStalling } from './deadline';
-import { percentiles } from './percentiles';
+import { percentiles, type Percentiles } from './percentiles';
+import { OwnPauses, splitByPauses, type PauseSplit, type Span } from './own-pauses';
 import { ProtocolWorker } from './protocol-worker';
 
 /** What the load process is asked to do (its one argument, as JSON). */
@@ -27,6 +28,17 @@ export interface FleetPlan {
   jobs: number;
   rate: number;
   waitMs: number;
+}
+
+/** The line that ends the flow of jobs: their latency, whole and without this process's pauses, and what went wrong. */
+export interface FlowEnd extends Percentiles, PauseSplit {
+  msg: 'flow-end';
+  jobs: number;
+  refusedAcks: number;
+  reRegistrations: number;
+  ackFailures: number;
+  /** What the workers logged, by message, counted. */
+  problems: Record<string, number>;
 }
 
 /** Registrations in flight at once: a fleet that starts all at once would measure a stampede, not the server. */
@@ -107,26 +119,38 @@ class Fleet {
     print({ msg: 'idle-end', beatAnswers: this.sum((w) => w.beatAnswers) });
   }
 
-  /** Jobs flow; prints their enqueue-to-delivery latency, and what went wrong on the way. */
+  /**
+   * Jobs flow; prints their enqueue-to-delivery latency, the same without
+   * the samples a pause of this process's collector fell in (the fleet of
+   * ten thousand workers shares this one heap, where each real worker has
+   * its own), and what went wrong on the way.
+   */
   async flow(): Promise<void> {
     const { plan } = this;
-    const delays: number[] = [];
+    const spans: Span[] = [];
+    const pauses = new OwnPauses();
     print({ msg: 'flow-start' });
-    await withoutStalling(
-      `the flow of ${plan.jobs} jobs`,
-      plan.waitMs,
-      () => delays.length,
-      paced(plan, delays, (i) => this.send(i)),
-    );
-    print({
+    try {
+      await withoutStalling(
+        `the flow of ${plan.jobs} jobs`,
+        plan.waitMs,
+        () => spans.length,
+        paced(plan, spans, (i) => this.send(i)),
+      );
+    } finally {
+      pauses.stop();
+    }
+    const end: FlowEnd = {
       msg: 'flow-end',
-      jobs: delays.length,
-      ...percentiles(delays),
+      jobs: spans.length,
+      ...percentiles(spans.map((span) => span.end - span.start)),
+      ...splitByPauses(spans, pauses),
       refusedAcks: this.sum((w) => w.refusedAcks),
       reRegistrations: this.sum((w) => w.reRegistrations),
       ackFailures: this.ackFailures,
       problems: Object.fromEntries(this.problems),
-    });
+    };
+    print(end);
   }
 
   /** Stops (and deregisters) every worker started, a bounded number at a time, and closes the connections. */
@@ -141,15 +165,15 @@ class Fleet {
     print({ msg: 'stopped' });
   }
 
-  /** Enqueues job `i`; resolves with the milliseconds from the call to its delivery. */
-  private async send(i: number): Promise<number> {
+  /** Enqueues job `i`; resolves with the time from the call to its delivery. */
+  private async send(i: number): Promise<Span> {
     const { waitMs } = this.plan;
     const id = uuidv7();
     const delivered = this.arrivals.expect(id, `the delivery of job ${i}`, waitMs);
     const started = performance.now();
     const job = Job.fromPartial({ id, type: 'bench.noop', queue: this.queueOf(i), args: [i] });
     const enqueued = call(`the Enqueue of job ${i}`, waitMs, (signal) => this.jobs.enqueue({ jobs: [job], pending: false }, { signal }));
-    return (await bothArrived(enqueued, delivered)) - started;
+    return { start: started, end: await bothArrived(enqueued, delivered) };
   }
 
   private queueOf(n: number): string {
@@ -165,9 +189,9 @@ class Fleet {
  * Sends `plan.jobs` jobs at `plan.rate` a second, each on schedule whether
  * or not earlier ones were delivered (an open loop: the latency measured is
  * the server's, not that of a queue the load built up), and records each
- * one's time in `delays`. Stops sending at the first failure, and fails.
+ * one's time in `spans`. Stops sending at the first failure, and fails.
  */
-async function paced(plan: FleetPlan, delays: number[], send: (i: number) => Promise<number>): Promise<void> {
+async function paced(plan: FleetPlan, spans: Span[], send: (i: number) => Promise<Span>): Promise<void> {
   const started = performance.now();
   const sent: Promise<void>[] = [];
   // Set from the callbacks, so that no failure is ever left unhandled.
@@ -177,7 +201,7 @@ async function paced(plan: FleetPlan, delays: number[], send: (i: number) => Pro
     if (wait > 0) await pause(wait);
     sent.push(
       send(i).then(
-        (ms) => void delays.push(ms),
+        (span) => void spans.push(span),
         (error: unknown) => void (failed.error ??= error instanceof Error ? error : new Error(String(error))),
       ),
     );

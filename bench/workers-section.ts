@@ -6,13 +6,14 @@ import { JsonLinesProcess, type JsonLine } from '../tools/json-lines-process';
 import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { cleanUp, WAIT_MS } from './deadline';
-import { count, pct } from './format';
+import { count, ms, pct } from './format';
 import { describePauses, gcPausesSince, GC_TRACE_OPTIONS, type GcPauses } from './gc-pauses';
 import { describeLoopDelays, loopDelaysSince, LOOP_DELAY_TRACE_OPTIONS, type LoopDelays } from './loop-delays';
 import { redisScriptCalls, resetRedisStats } from './redis-accounting';
 import type { Phases } from './phases';
 import { redisEnv, track, withRedis, withServerProcess } from './servers';
-import type { FleetPlan } from './worker-fleet';
+import type { FleetPlan, FlowEnd } from './worker-fleet';
+import { withoutPauses } from './own-pauses';
 
 /**
  * `BENCH_ONLY=workers`: many live workers on one replica on Redis. A load
@@ -85,7 +86,8 @@ async function fleetLine(fleet: JsonLinesProcess, msg: string, timeoutMs: number
 interface FleetFigures {
   registered: JsonLine;
   idleEnd: JsonLine;
-  flow: JsonLine;
+  /** The load process's line (worker-fleet.ts prints it as a FlowEnd). */
+  flow: FlowEnd;
   /** Server RSS after the fleet registered and beat, less before, in bytes. */
   rssGrowth: number;
   /** Before the fleet: the server and Redis idle. */
@@ -149,7 +151,7 @@ async function measureFleet(redis: RedisServerProcess, shape: Shape): Promise<Fl
       resetRedisStats(redis.port);
       linesRead = server.lines.length;
       const loadLinesRead = fleet.lines.length;
-      const flow = await fleetLine(fleet, 'flow-end', FLEET_STEP_MS);
+      const flow = (await fleetLine(fleet, 'flow-end', FLEET_STEP_MS)) as JsonLine & FlowEnd;
       const flowing = meter.read();
       const calls = { beats: beatCalls, flowing: redisScriptCalls(redis.port) };
       const gc = { beats: beatsGc, flowing: gcPausesSince(server.lines, linesRead) };
@@ -177,9 +179,9 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
   const perJob = (of: 'server' | 'redis'): number =>
     Math.round((flowing[of] - share(beats[of], beats) * flowing.windowMicros) / FLEET_JOBS);
   const callsPerJob = (calls.flowing - (calls.beats / beats.windowMicros) * flowing.windowMicros) / FLEET_JOBS;
-  const troubles = ['refusedAcks', 'reRegistrations', 'ackFailures']
-    .filter((key) => Number(flow[key]) > 0)
-    .map((key) => `${key} ${String(flow[key])}`);
+  const troubles = (['refusedAcks', 'reRegistrations', 'ackFailures'] as const)
+    .filter((key) => flow[key] > 0)
+    .map((key) => `${key} ${flow[key]}`);
   print(`  ${count(shape.workers)} workers on ${count(shape.queues)} queue(s)`);
   print(
     `    registered with their streams in ${(Number(registered['ms']) / 1000).toFixed(1)} s (${String(registered['connections'])} connections); server RSS ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 2 ** 20).toFixed(0)} MB, ${(rssGrowth / shape.workers / 1024).toFixed(1)} KB per worker`,
@@ -188,13 +190,12 @@ function printFleet(print: (line: string) => void, shape: Shape, figures: FleetF
     `    beats only (${IDLE_MS / 1000} s, ${count(Number(idleEnd['beatAnswers']))} beats answered since the first registration): server ${pct(share(beats.server, beats))} of a core (no workers: ${pct(share(bare.server, bare))}), Redis ${pct(share(beats.redis, beats))} (no workers: ${pct(share(bare.redis, bare))}); ${((calls.beats * 1e6) / beats.windowMicros).toFixed(0)} Redis script calls a second; the server's collector: ${describePauses(gc.beats, beats.windowMicros / 1e6)}`,
   );
   print(
-    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery p50 ${Number(flow['p50']).toFixed(2)} ms, p99 ${Number(flow['p99']).toFixed(2)} ms${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing, flowing.windowMicros / 1e6)}`,
+    `    ${count(FLEET_JOBS)} jobs flowing: beyond the beats', per job: CPU server ${perJob('server')} µs, Redis ${perJob('redis')} µs, ${callsPerJob.toFixed(2)} Redis script calls; enqueue -> delivery ${ms(flow)} (${withoutPauses(flow, "the load process's")})${troubles.length > 0 ? `; ${troubles.join(', ')}` : ''}; the server's collector meanwhile: ${describePauses(gc.flowing, flowing.windowMicros / 1e6)}`,
   );
   print(
     `    meanwhile, event loops: the server's ${describeLoopDelays(flowingLoops.server)}; the load process's ${describeLoopDelays(flowingLoops.load)}, its collector: ${describePauses(flowingLoops.loadGc, flowing.windowMicros / 1e6)}`,
   );
-  for (const [problem, times] of Object.entries(flow['problems'] as Record<string, number>))
-    print(`    the workers logged ${times}x: ${problem}`);
+  for (const [problem, times] of Object.entries(flow.problems)) print(`    the workers logged ${times}x: ${problem}`);
 }
 
 /** The fleets measured: the one asked for, and the scale it is compared with (10 and 1,000 workers; 1,000 queues). */

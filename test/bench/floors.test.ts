@@ -1,5 +1,5 @@
 import { bareStreamsCost, bareUnaryCost } from '../../bench/grpc-floors';
-import { redisLifecycleCosts } from '../../bench/redis-floors';
+import { redisBeatCost, redisLifecycleCosts } from '../../bench/redis-floors';
 
 describe("the benchmark's floors", () => {
   it('run both Redis lifecycles to the end: every claimed job of an earlier round is completed', async () => {
@@ -13,6 +13,15 @@ describe("the benchmark's floors", () => {
       expect(cost.commands).toBeLessThan(cost.enqueue + cost.claim + cost.ack);
       expect(cost.process).toBeGreaterThan(0);
     }
+  });
+
+  it('record beats of a fleet that goes round more than once, every beat applied', async () => {
+    // 50 workers, 20 beats a call: the warm-up's 3 calls and 10 measured calls take each worker round 5 times.
+    const cost = await redisBeatCost(10, 50);
+    expect(cost.call).toBeGreaterThan(0);
+    expect(cost.commands).toBeGreaterThan(0);
+    expect(cost.commands).toBeLessThan(cost.call);
+    expect(cost.process).toBeGreaterThan(0);
   });
 
   it('time round trips of a bare gRPC server, which it stops', async () => {

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { performance } from 'node:perf_hooks';
-import { OwnPauses } from '../../bench/own-pauses';
+import { OwnPauses, splitByPauses, withoutPauses } from '../../bench/own-pauses';
 
 // A collection on demand: --expose-gc set at run time gives new contexts a gc().
 setFlagsFromString('--expose-gc');
@@ -31,5 +31,23 @@ describe('the benchmark process watching its own collector', () => {
     const end = performance.now();
     await nextTurn();
     expect(pauses.overlaps({ start, end })).toBe(false);
+  });
+
+  it('gives the percentiles of the samples no pause fell in, and how many one did', async () => {
+    const pauses = new OwnPauses();
+    // Before the watch began: no pause it saw can fall in it.
+    const watchedFrom = performance.now();
+    const quiet = { start: watchedFrom - 1, end: watchedFrom - 0.5 };
+    const paused = { start: performance.now(), end: 0 };
+    collect();
+    paused.end = performance.now();
+    await nextTurn();
+    pauses.stop();
+
+    const split = splitByPauses([quiet, paused, quiet], pauses);
+    expect(split).toEqual({ samples: 3, pausedSamples: 1, unpaused: { p50: 0.5, p99: 0.5 } });
+    expect(withoutPauses(split, 'its')).toBe('without the 1 sample (33.3%) its collector paused in: p50 0.50 ms, p99 0.50 ms');
+    expect(splitByPauses([paused], pauses)).toEqual({ samples: 1, pausedSamples: 1 });
+    expect(withoutPauses(splitByPauses([paused], pauses), 'its')).toBe('without the 1 sample (100.0%) its collector paused in: none left');
   });
 });
