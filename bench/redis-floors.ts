@@ -167,7 +167,7 @@ export async function redisBeatCost(calls: number, fleet = FLEET): Promise<BeatC
         if (refused !== undefined) throw new Error(`a beat of the floor was not applied: ${refused.result}`);
       };
       // Every worker beats once before the measured calls: its first beat is no different, but the keys are warm.
-      while (beat < fleet) await beatRound();
+      for (let call = 0; call < Math.ceil(fleet / BEATS_PER_CALL); call++) await beatRound();
       const before = commandMicros(await stats.info('commandstats'));
       const cpuBefore = processCpuMicros(redis.pid!);
       for (let i = 0; i < calls; i++) await beatRound();
