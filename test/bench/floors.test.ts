@@ -21,7 +21,8 @@ describe("the benchmark's floors", () => {
     expect(cost.call).toBeGreaterThan(0);
     expect(cost.commands).toBeGreaterThan(0);
     expect(cost.commands).toBeLessThan(cost.call);
-    expect(cost.process).toBeGreaterThan(0);
+    // CPU is counted in ticks of 10 ms, which 200 beats may not reach.
+    expect(cost.process).toBeGreaterThanOrEqual(0);
   });
 
   it('time round trips of a bare gRPC server, which it stops', async () => {
