@@ -142,8 +142,8 @@ const BEATS_PER_CALL = 20;
 /**
  * What Redis spends per beat of a worker that holds no job (the fleet's
  * beats while no job flows): record-beat through the store, in batches of
- * 20 beats of 20 of the fleet's 10,000 workers (`fleet`), each beat with
- * its worker's next sequence; a beat refused fails the floor.
+ * 20 beats, the fleet's 10,000 workers (`fleet`) beating in turn, each beat
+ * with its worker's next sequence; a beat refused fails the floor.
  */
 export async function redisBeatCost(calls: number, fleet = FLEET): Promise<BeatCost> {
   return withRedis(async (redis) => {
