@@ -36,9 +36,10 @@ local count = argInt(1, 1, MAX_BEATS)
 local beats = {}
 local at = 2
 for b = 1, count do
+  -- Now and the sequence also as they came, checked: written as text, Redis formats no number.
   local beat = {
-    now = argNow(at), workerId = argId(at + 1), sequence = argInt(at + 2, 0, 2 ^ 53), change = argStateChange(at + 3),
-    reported = argId(at + 8), listed = {},
+    now = argNow(at), nowText = argText(at), workerId = argId(at + 1), sequence = argInt(at + 2, 0, 2 ^ 53), sequenceText = argText(at + 2),
+    change = argStateChange(at + 3), reported = argId(at + 8), listed = {},
   }
   local n = argInt(at + 9, 0, MAX_CONCURRENCY)
   for i = at + BEAT_FIELDS, at + BEAT_FIELDS + n - 1 do beat.listed[#beat.listed + 1] = argId(i) end
@@ -57,13 +58,13 @@ local function recordBeat(beat)
   if sequence ~= 0 and sequence <= tonumber(worker[4]) then return { 'stale', worker[3] } end
   if worker[1] ~= change.expectedState or (worker[2] or '') ~= change.expectedDirective then return { 'conflict', worker[3] } end
 
-  local fields = { 'lastBeatAt', now, 'reportedJobIds', beat.reported }
+  local fields = { 'lastBeatAt', beat.nowText, 'reportedJobIds', beat.reported }
   if sequence ~= 0 then
     fields[#fields + 1] = 'lastSequence'
-    fields[#fields + 1] = sequence
+    fields[#fields + 1] = beat.sequenceText
   end
   applyStateChange(key, change, fields)
-  zadd(K.workers, now, workerId)
+  zadd(K.workers, beat.nowText, workerId)
 
   local cancelled, timedOut, reclaimed = {}, {}, {}
   local renewed = {}
@@ -80,7 +81,7 @@ local function recordBeat(beat)
   end
   if change.desired ~= worker[3] then signals[#signals + 1] = { k = 'd', w = workerId, s = change.desired } end
   if change.nextState ~= worker[1] then workerFact(workerId, worker[1], change.nextState, now, { activeJobs = #beat.listed }) end
-  publishHeartbeat(workerId, now, change.nextState, renewed)
+  publishHeartbeat(workerId, beat.nowText, change.nextState, renewed)
   return { 'applied', change.desired, cancelled, timedOut, reclaimed }
 end
 

@@ -457,7 +457,7 @@ end
   are strings: cjson would round them.
 ]]
 local function publishHeartbeat(workerId, now, state, leases)
-  local notice = { w = workerId, a = int(now), s = state }
+  local notice = { w = workerId, a = type(now) == 'string' and now or int(now), s = state }
   if #leases > 0 then notice.j = leases end
   heartbeatNotices[#heartbeatNotices + 1] = notice
 end
