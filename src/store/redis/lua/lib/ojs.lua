@@ -454,7 +454,8 @@ end
   A live heartbeat notice (signal-codec.ts decodeHeartbeats), published at
   finish: a worker beat (its state) or extended a lease, renewing `leases`,
   each {job id, type, queue, attempt, when its lease now lapses}. Numbers
-  are strings: cjson would round them.
+  are strings: cjson would round them (`now` may come as the checked
+  argument's text, which is written as it came).
 ]]
 local function publishHeartbeat(workerId, now, state, leases)
   local notice = { w = workerId, a = type(now) == 'string' and now or int(now), s = state }
