@@ -58,22 +58,20 @@ export class Maintenance {
     const { logger, clock } = app.context;
     const loop = (name: string, intervalMs: number, runOnce: () => Promise<number>): BackgroundLoop =>
       new BackgroundLoop({ name, intervalMs, jitter: 0.1, runOnce, logger });
-    this.promoteDue = new DueLoop({
-      name: 'promote-due',
-      idleMs: intervals.promoteIntervalMs,
-      minSpacingMs: Math.min(PROMOTE_SPACING_MS, intervals.promoteIntervalMs),
-      clock,
-      runOnce: async () => (await app.recovery.promoteDue()).nextDueAt,
-      logger,
-    });
-    this.fireSchedules = new DueLoop({
-      name: 'fire-schedules',
-      idleMs: intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS,
-      minSpacingMs: Math.min(SCHEDULE_SPACING_MS, intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS),
-      clock,
-      runOnce: async () => (await app.schedules.fireDue()).nextDueAt,
-      logger,
-    });
+    // A spacing never longer than the idle bound a test or an operator set.
+    const dueLoop = (name: string, idleMs: number, spacingMs: number, runOnce: () => Promise<{ nextDueAt: number | undefined }>): DueLoop =>
+      new DueLoop({
+        name,
+        idleMs,
+        minSpacingMs: Math.min(spacingMs, idleMs),
+        clock,
+        runOnce: async () => (await runOnce()).nextDueAt,
+        logger,
+      });
+    this.promoteDue = dueLoop('promote-due', intervals.promoteIntervalMs, PROMOTE_SPACING_MS, () => app.recovery.promoteDue());
+    this.fireSchedules = dueLoop('fire-schedules', intervals.scheduleIntervalMs ?? SCHEDULE_INTERVAL_MS, SCHEDULE_SPACING_MS, () =>
+      app.schedules.fireDue(),
+    );
     this.expireWaiting = loop('expire-waiting', intervals.reapIntervalMs, () => app.recovery.expireWaiting());
     this.signalSoftTimeouts = loop('soft-timeouts', intervals.reapIntervalMs, () => app.recovery.signalSoftTimeouts());
     this.reclaimExpiredLeases = loop('reclaim-leases', intervals.reapIntervalMs, () => app.recovery.reclaimExpiredLeases());

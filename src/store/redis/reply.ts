@@ -46,6 +46,11 @@ export function readInteger(value: unknown, what: string): number {
   return n;
 }
 
+/** An integer a script returned as text, or '' for none. */
+export function readOptionalInteger(value: unknown, what: string): number | undefined {
+  return value === '' ? undefined : readInteger(value, what);
+}
+
 /** A number written as text into a hash field ('' or absent for none). */
 export function readOptionalNumberText(value: string | undefined, what: string): number | undefined {
   if (value === undefined || value === '') return undefined;

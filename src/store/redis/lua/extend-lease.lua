@@ -18,6 +18,6 @@ if not job[1] then return { 'not_found' } end
 local problem = leaseProblem(job[1], job[2], job[3], workerId, token)
 if problem then return { problem, job[1] } end
 local expiresAt = renewLease(id, now)
-publishHeartbeat(workerId, now, nil, { renewedLease(id, { type = job[4], queue = job[5], attempt = job[6] }, expiresAt) })
+publishHeartbeat(workerId, argText(1), nil, { renewedLease(id, { type = job[4], queue = job[5], attempt = job[6] }, expiresAt) })
 finish()
 return { 'ok', int(expiresAt) }

@@ -1,5 +1,5 @@
 import type { DueSchedules } from '../../job-store';
-import { readArray, readOptionalNumberText, readString } from '../reply';
+import { readArray, readOptionalInteger } from '../reply';
 import { readSchedule } from '../schedule-codec';
 import { arg, declareScript } from '../script';
 
@@ -12,7 +12,7 @@ export const findDueSchedulesScript = declareScript({
     const [schedules, nextDueAt] = readArray(reply, 'due schedules');
     return {
       schedules: readArray(schedules, 'due schedules').map(readSchedule),
-      nextDueAt: readOptionalNumberText(readString(nextDueAt, 'next schedule pass'), 'next schedule pass'),
+      nextDueAt: readOptionalInteger(nextDueAt, 'next schedule pass'),
     };
   },
 });

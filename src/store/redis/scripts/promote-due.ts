@@ -1,7 +1,7 @@
 import type { PromotionPass } from '../../job-store';
 import { declareScript } from '../script';
 import { decodeTransitions } from '../fact-codec';
-import { readArray, readOptionalNumberText, readString } from '../reply';
+import { readArray, readOptionalInteger } from '../reply';
 import { timedPassArgs, type TimedPass } from './timed-pass';
 
 /** Scheduled and retryable jobs whose time has come -> available, and when the next one falls due (lua/promote-due.lua). */
@@ -12,7 +12,7 @@ export const promoteDueScript = declareScript({
     const [transitions, nextDueAt] = readArray(reply, 'promote-due');
     return {
       transitions: decodeTransitions(transitions),
-      nextDueAt: readOptionalNumberText(readString(nextDueAt, 'promote-due next due time'), 'promote-due next due time'),
+      nextDueAt: readOptionalInteger(nextDueAt, 'promote-due next due time'),
     };
   },
 });

@@ -454,11 +454,11 @@ end
   A live heartbeat notice (signal-codec.ts decodeHeartbeats), published at
   finish: a worker beat (its state) or extended a lease, renewing `leases`,
   each {job id, type, queue, attempt, when its lease now lapses}. Numbers
-  are strings: cjson would round them (`now` may come as the checked
-  argument's text, which is written as it came).
+  are strings: cjson would round them; `at` is the call's time as its
+  argument came (checked), so that none is formatted again.
 ]]
-local function publishHeartbeat(workerId, now, state, leases)
-  local notice = { w = workerId, a = type(now) == 'string' and now or int(now), s = state }
+local function publishHeartbeat(workerId, at, state, leases)
+  local notice = { w = workerId, a = at, s = state }
   if #leases > 0 then notice.j = leases end
   heartbeatNotices[#heartbeatNotices + 1] = notice
 end
