@@ -10,10 +10,12 @@
         counts in its queue's throughput.
   ARGV: 1 now, 2 worker id, 3 item count, 4 stride (3), then per item
         (scripts/ack.ts ACK_FIELDS): job id, lease token, result JSON ('' for none).
-  Returns: {{status, current state, transition}...} in item order, where
-           status is ok, not_found, not_active, other_worker or stale_lease
-           (and the transition, a fact as lib transition() builds it, is
-           present only for ok).
+  Returns: {status, current state, transition, ...}: three elements per
+           item, in item order, where status is ok, not_found, not_active,
+           other_worker or stale_lease, and the transition (a fact as lib
+           transition() builds it) is '' unless ok. Flat: Redis turns each
+           table of a reply into its own array after seven lookups, a price
+           paid per item when each item is a table.
   Atomic: one script; every argument is checked before the first write.
 ]]
 local STRIDE = 3
@@ -37,7 +39,8 @@ for _, item in ipairs(items) do
     'tp', 'wf', 'uk', 'us')
   local problem = not job[1] and 'not_found' or leaseProblem(job[1], job[2], job[3], workerId, item.token)
   if problem then
-    results[#results + 1] = { problem, job[1] or '' }
+    local r = #results
+    results[r + 1], results[r + 2], results[r + 3] = problem, job[1] or '', ''
   else
     local queue, attempt, startedAt = job[4], job[6], job[8]
     -- The change enter() makes from active to completed, for a batch: state and time, listings, counts.
@@ -71,7 +74,8 @@ for _, item in ipairs(items) do
     record(fact)
     stat(queue, now, 'completed')
     if job[10] then workflowSettled(id, { type = job[5], queue = queue, attempt = attempt, startedAt = startedAt, tp = job[9], wf = job[10] }, 'completed', now) end
-    results[#results + 1] = { 'ok', 'completed', fact }
+    local r = #results
+    results[r + 1], results[r + 2], results[r + 3] = 'ok', 'completed', fact
   end
 end
 -- The leases released (lib releaseLease, for the batch).

@@ -14,7 +14,7 @@
         it has not finished. Jobs are decided in batch order, an earlier job
         of the batch holding its key for the later ones (lib/new-jobs.lua).
   ARGV: 1 now, 2 job count, then each job's head and hash (lib/new-jobs.lua).
-  Returns: {'ok', per job {'stored'} | {'existing', job hash} | {'replaced', transition}}
+  Returns: {'ok', per job 'stored' | {'existing', job hash} | {'replaced', transition}}
          | {'duplicate', id} | {'unique', job index, holder id, holder state, key}.
   Atomic: the script runs alone, and every key shares the prefix's hash slot;
   every argument is checked, and every duplicate found, before the first write.

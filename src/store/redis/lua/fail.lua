@@ -11,9 +11,8 @@
         outcome (scripts/outcome-items.ts OUTCOME_FIELDS; lib argOutcome):
         job id, lease token, state, next retry at, dead letter (0/1), error
         JSON, errors JSON, error type, error summary JSON, most attempts.
-  Returns: {{status, current state, transition}...} in item order, where
-           status is ok, not_found, not_active, other_worker or stale_lease
-           (and the transition is present only for ok).
+  Returns: {status, current state, transition, ...}: three elements per
+           item, in item order, as ack.lua's (the transition '' unless ok).
   Atomic: one script; every argument is checked before the first write.
 ]]
 local now = argNow(1)
@@ -26,10 +25,11 @@ local results = {}
 for _, item in ipairs(items) do
   local job = outcomeJob(item.id)
   local problem = not job.state and 'not_found' or leaseProblem(job.state, job.leaseWorker, job.leaseToken, workerId, item.token)
+  local r = #results
   if problem then
-    results[#results + 1] = { problem, job.state or '' }
+    results[r + 1], results[r + 2], results[r + 3] = problem, job.state or '', ''
   else
-    results[#results + 1] = { 'ok', item.state, applyOutcome(item, job, workerId, now) }
+    results[r + 1], results[r + 2], results[r + 3] = 'ok', item.state, applyOutcome(item, job, workerId, now)
   end
 end
 finish()

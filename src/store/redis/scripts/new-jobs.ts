@@ -98,8 +98,8 @@ function uniqueHead(job: Job): Record<'key' | 'states' | 'until' | 'period' | 'c
 
 /** One job's outcome as lua/lib/new-jobs.lua answers it: stored, the existing job in its place, or stored replacing another. */
 export function readNewJobOutcome(value: unknown, job: Job): EnqueueOutcome {
+  if (value === 'stored') return { job, deduplicated: false };
   const [kind, payload] = readArray(value, 'enqueue outcome');
-  if (kind === 'stored') return { job, deduplicated: false };
   if (kind === 'replaced') return { job, deduplicated: false, replaced: decodeTransition(payload) };
   if (kind !== 'existing') return unexpectedReply('enqueue outcome', value);
   const existing = readJob(payload);

@@ -42,18 +42,22 @@ export function outcomeFields(item: { jobId: string; leaseToken: string; outcome
   };
 }
 
+/** Elements of ack.lua's and fail.lua's reply per item: status, current state, transition. */
+const SETTLEMENT_STRIDE = 3;
+
 /**
- * The per-item results of ack.lua and fail.lua ({status, current state,
- * transition} in item order) as settlement outcomes.
+ * The per-item results of ack.lua and fail.lua (status, current state,
+ * transition, flat, in item order) as settlement outcomes.
  */
 export function readSettlements(reply: unknown, items: readonly { jobId: string }[], what: string): SettlementOutcome[] {
   const results = readArray(reply, what);
-  if (results.length !== items.length) unexpectedReply(`${what} (one result per item)`, reply);
-  return results.map((result, i): SettlementOutcome => {
-    const [status, state, transition] = readArray(result, `${what} result`);
+  if (results.length !== items.length * SETTLEMENT_STRIDE) unexpectedReply(`${what} (three elements per item)`, reply);
+  return items.map((item, i): SettlementOutcome => {
+    const at = i * SETTLEMENT_STRIDE;
+    const [status, state, transition] = [results[at], results[at + 1], results[at + 2]];
     const code = readString(status, `${what} status`);
     if (code !== 'ok')
-      return { ok: false, error: refusalError({ status: code, jobId: items[i]!.jobId, state: readString(state, `${what} state`) }) };
+      return { ok: false, error: refusalError({ status: code, jobId: item.jobId, state: readString(state, `${what} state`) }) };
     // Decoded when first read: only telemetry reads it, and with telemetry off nothing does (a batch of acks
     // decoded 200 facts for nothing).
     let decoded: JobTransition | undefined;

@@ -1,7 +1,8 @@
 import { NEXT_WORKER_STATES } from '../../../domain/worker';
 import { assertBeatBatchSize } from '../../beat-batch';
 import type { BeatParams, RecordedBeat } from '../../job-store';
-import { readArray, readKeyOf, readOneOf, readStatus, readStrings, unexpectedReply } from '../reply';
+import { FIELD_SEPARATOR } from '../fact-codec';
+import { readArray, readKeyOf, readOneOf, readString, unexpectedReply } from '../reply';
 import { arg, declareScript, type ScriptArg } from '../script';
 import { stateChangeArgs } from './state-change';
 
@@ -29,22 +30,30 @@ export const recordBeatScript = declareScript({
   },
   decode(reply: unknown, beats: readonly BeatParams[]): RecordedBeat[] {
     const replies = readArray(reply, 'record-beat');
-    if (replies.length !== beats.length) unexpectedReply(`record-beat (one reply per beat, ${beats.length})`, reply);
-    return replies.map(decodeBeat);
+    if (replies.length !== beats.length * BEAT_REPLY_STRIDE)
+      unexpectedReply(`record-beat (five elements per beat, ${beats.length} beats)`, reply);
+    return beats.map((_, b) => decodeBeat(replies.slice(b * BEAT_REPLY_STRIDE, (b + 1) * BEAT_REPLY_STRIDE)));
   },
 });
 
-function decodeBeat(reply: unknown): RecordedBeat {
-  const { status, rest } = readStatus(reply, 'record-beat');
+/** Elements of record-beat.lua's reply per beat: status, desired state, cancelled, timed-out and reclaimed job ids. */
+const BEAT_REPLY_STRIDE = 5;
+
+function decodeBeat([status, desired, cancelled, timedOut, reclaimed]: unknown[]): RecordedBeat {
   if (status === 'not_found') return { result: 'not_found' };
-  const [desired, cancelled, timedOut, reclaimed] = rest;
   const result = readOneOf(status, BEAT_RESULTS, 'beat result');
   const isApplied = result === 'applied';
   return {
     result,
     desiredState: readKeyOf(desired, NEXT_WORKER_STATES, 'desired state'),
-    cancelledJobIds: isApplied ? readStrings(cancelled, 'cancelled job ids') : [],
-    timedOutJobIds: isApplied ? readStrings(timedOut, 'timed-out job ids') : [],
-    reclaimedJobIds: isApplied ? readStrings(reclaimed, 'reclaimed job ids') : [],
+    cancelledJobIds: isApplied ? readJobIds(cancelled, 'cancelled job ids') : [],
+    timedOutJobIds: isApplied ? readJobIds(timedOut, 'timed-out job ids') : [],
+    reclaimedJobIds: isApplied ? readJobIds(reclaimed, 'reclaimed job ids') : [],
   };
+}
+
+/** Job ids as record-beat.lua joins them into one element ('' for none). */
+function readJobIds(value: unknown, what: string): string[] {
+  const text = readString(value, what);
+  return text === '' ? [] : text.split(FIELD_SEPARATOR);
 }

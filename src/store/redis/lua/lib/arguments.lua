@@ -41,6 +41,13 @@ local MAX_COUNT = 2 ^ 31
 local SETTINGS = 1
 -- The call's ARGV (begin), and the event log's length (its first), once read.
 local argv, eventLogLength
+--[[
+  The call's integer arguments as read (argInt), by text: false for a text
+  that is not one. A batch repeats its times and counts (every job of an
+  enqueue was created at the same instant), and reading one costs a
+  pattern match and a strtod, a few thousand instructions.
+]]
+local integers
 
 -- What resets a library's per-call state, given the call's KEYS: one function per library that keeps any.
 local resets = {}
@@ -62,6 +69,7 @@ end
 ]]
 local function begin(keys, args)
   argv = args
+  integers = {}
   readSettings()
   for i = 1, #resets do resets[i](keys) end
 end
@@ -102,7 +110,11 @@ end
 local function argInt(i, min, max)
   local text = argv[SETTINGS + i]
   if text == nil then refuse(i, 'is missing') end
-  local n = #text <= 20 and string.match(text, '^%-?%d+$') and tonumber(text)
+  local n = integers[text]
+  if n == nil then
+    n = #text <= 20 and string.match(text, '^%-?%d+$') and tonumber(text) or false
+    integers[text] = n
+  end
   if not n or n < min or n > max then
     refuse(i, "'" .. string.sub(text, 1, 40) .. "' is not an integer from " .. int(min) .. ' to ' .. int(max))
   end

@@ -135,17 +135,18 @@ end
   Stores decided jobs (decideUnique) in batch order: a job marked existing
   stores nothing and answers with the existing job; one that replaces a
   holder that has not finished cancels it first (reason "replaced").
-  Returns per job {'stored'} | {'existing', job hash} | {'replaced', transition}.
+  Returns per job 'stored' | {'existing', job hash} | {'replaced', transition}:
+  a stored job's outcome is bare text, since Redis turns each table of a
+  reply into an array only after seven lookups of its own.
 ]]
 local function storeNewJobs(jobs, now)
   local seenQueues = {}
   local outcomes = {}
-  local stored = { 'stored' }
   for j, job in ipairs(jobs) do
     if job.existing then
       outcomes[j] = { 'existing', redis.call('HGETALL', K.job .. job.existing) }
     else
-      outcomes[j] = stored
+      outcomes[j] = 'stored'
       if job.replaces and not TERMINAL[job.replaces.state] then
         local status, _, _, replaced = cancelJob(job.replaces.id, now, nil, 'replaced')
         if status == 'ok' and replaced then outcomes[j] = { 'replaced', replaced } end

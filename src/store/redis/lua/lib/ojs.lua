@@ -51,11 +51,11 @@ local K = {}
   a batch's creation time): these memos make each text once per script run.
   Values read from hashes are already text.
 ]]
-local texts, padded
+local texts, padded, numbers
 
 resets[#resets + 1] = function(keys)
   for i = 1, #KEY_NAMES do K[KEY_NAMES[i]] = keys[i] end
-  texts, padded = {}, {}
+  texts, padded, numbers = {}, {}, {}
 end
 
 -- A whole number as text (numbers of a script run are few: memoized).
@@ -65,6 +65,20 @@ local function text(n)
   if not found then
     found = int(n)
     texts[n] = found
+  end
+  return found
+end
+
+--[[
+  A number from a hash field's text (or a number), memoized: a batch's jobs
+  mostly share their timeouts, and tonumber parses with strtod, several
+  hundred instructions a field.
+]]
+local function num(value)
+  local found = numbers[value]
+  if found == nil then
+    found = tonumber(value)
+    numbers[value] = found
   end
   return found
 end
@@ -505,18 +519,18 @@ end
   for none) and startedAt, as text or numbers.
 ]]
 local function leaseExpiry(vis, stall, tmo, grace, totalAt, startedAt, renewedAt, confirmWithin)
-  local visibility = tonumber(vis)
+  local visibility = num(vis)
   if confirmWithin and confirmWithin < visibility then visibility = confirmWithin end
-  local at = math.min(renewedAt + visibility, renewedAt + tonumber(stall), tonumber(startedAt) + tonumber(tmo) + tonumber(grace))
-  if totalAt then at = math.min(at, tonumber(totalAt)) end
+  local at = math.min(renewedAt + visibility, renewedAt + num(stall), num(startedAt) + num(tmo) + num(grace))
+  if totalAt then at = math.min(at, num(totalAt)) end
   return at
 end
 
 -- When the worker is told to stop an attempt (mirror of domain/timeouts.ts
 -- softTimeoutAt): its execution timeout, or its total timeout if earlier.
 local function softTimeoutAt(startedAt, tmo, totalAt)
-  local at = tonumber(startedAt) + tonumber(tmo)
-  if totalAt then at = math.min(at, tonumber(totalAt)) end
+  local at = num(startedAt) + num(tmo)
+  if totalAt then at = math.min(at, num(totalAt)) end
   return at
 end
 
