@@ -13,6 +13,7 @@ import type { Job } from '../src/domain/job';
 import { projectRoot } from '../src/project-root';
 import type { RedisServerProcess } from '../tools/redis-server';
 import { processCpuMicros } from './cpu-accounting';
+import { COUNTED_BY_CALLGRIND, InstructionCounter } from './instruction-counter';
 import { withRedis } from './servers';
 
 /** Jobs per script call: the batched load's. */
@@ -31,7 +32,11 @@ interface Lifecycle {
   ack(workerId: string, leases: readonly { id: string; token: string }[]): Promise<number>;
 }
 
-/** Redis time per job of each step (FCALL in INFO commandstats), and Redis's whole CPU per job (from /proc). */
+/**
+ * Redis time per job of each step (FCALL in INFO commandstats): per job
+ * enqueued, claimed, and completed (the first rounds' claims are acknowledged
+ * later, so fewer jobs are); and Redis's whole CPU per job enqueued (from /proc).
+ */
 export interface LifecycleCost {
   enqueue: number;
   claim: number;
@@ -56,72 +61,106 @@ export interface LifecycleCost {
  * what any such design costs on this machine.
  */
 export async function redisLifecycleCosts(rounds: number): Promise<{ ojs: LifecycleCost; minimal: LifecycleCost }> {
-  const ojs = await withRedis(async (redis) => {
-    const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
-    try {
-      for (let w = 0; w < WORKERS; w++) await store.registerWorker(worker(`w${w}`));
-      return await drive(redis, rounds, {
-        enqueue: (jobs) => store.enqueue(jobs),
-        claim: async (workerId) => {
-          const claimed = await store.claim({
+  const cost = (withLifecycle: WithLifecycle): Promise<LifecycleCost> =>
+    withRedis((redis) => withLifecycle(redis, (lifecycle) => timedDrive(redis, rounds, lifecycle)));
+  return { ojs: await cost(withOjsLifecycle), minimal: await cost(withMinimalLifecycle) };
+}
+
+/** Instructions Redis runs per job in each step (callgrind), per job as in LifecycleCost. */
+export interface LifecycleInstructions {
+  enqueue: number;
+  claim: number;
+  ack: number;
+  completed: number;
+}
+
+/**
+ * The same lifecycles as redisLifecycleCosts, with each redis-server run
+ * under callgrind: the instructions each step runs per job, a count that is
+ * the same on any machine, so that a change to the functions is measured
+ * without the noise of CPU time. Needs valgrind (InstructionCounter.isAvailable).
+ */
+export async function redisLifecycleInstructions(
+  rounds: number,
+  backlogBatches = BACKLOG_BATCHES,
+): Promise<{ ojs: LifecycleInstructions; minimal: LifecycleInstructions }> {
+  const count = (withLifecycle: WithLifecycle): Promise<LifecycleInstructions> =>
+    withRedis((redis) => withLifecycle(redis, (lifecycle) => countedDrive(redis, rounds, lifecycle, backlogBatches)), {
+      runUnder: COUNTED_BY_CALLGRIND,
+    });
+  return { ojs: await count(withOjsLifecycle), minimal: await count(withMinimalLifecycle) };
+}
+
+/** Sets up a lifecycle on `redis`, lends it to `use`, and tears it down. */
+type WithLifecycle = <T>(redis: RedisServerProcess, use: (lifecycle: Lifecycle) => Promise<T>) => Promise<T>;
+
+/** OJS's functions, through the store. */
+async function withOjsLifecycle<T>(redis: RedisServerProcess, use: (lifecycle: Lifecycle) => Promise<T>): Promise<T> {
+  const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
+  try {
+    for (let w = 0; w < WORKERS; w++) await store.registerWorker(worker(`w${w}`));
+    return await use({
+      enqueue: (jobs) => store.enqueue(jobs),
+      claim: async (workerId) => {
+        const claimed = await store.claim({
+          workerId,
+          queues: ['bench'],
+          max: BATCH,
+          now: Date.now(),
+          leaseNonce: uuidv7(),
+          confirmWithinMs: 60_000,
+          maxBytes: DELIVERY_BUDGET_BYTES,
+        });
+        return claimed.jobs.map((job) => ({ id: job.id, token: job.lease!.token }));
+      },
+      ack: async (workerId, leases) => {
+        const items = leases.map(({ id, token }) => ({ jobId: id, leaseToken: token }));
+        return (await store.ack({ workerId, now: Date.now(), items })).filter((outcome) => outcome.ok).length;
+      },
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+/** The least functions with one record per job (bench/minimal-lifecycle.lua). */
+async function withMinimalLifecycle<T>(redis: RedisServerProcess, use: (lifecycle: Lifecycle) => Promise<T>): Promise<T> {
+  const client = new Redis(redis.url);
+  try {
+    await client.call('function', 'load', readFileSync(join(projectRoot(), 'bench', 'minimal-lifecycle.lua'), 'utf8'));
+    return await use({
+      enqueue: (jobs) => {
+        const args: (string | number)[] = [jobs.length];
+        for (const job of jobs) args.push(job.id, encodeBody(job));
+        args.push(jobs.map((job) => encodeJobFact(transitionOf(job, 'none', job.createdAt))).join('\x1e'));
+        return client.call('fcall', 'minimal_enqueue', 1, '{bench}:', ...args);
+      },
+      claim: async (workerId) => {
+        const nonce = uuidv7();
+        const claimed = (await client.call('fcall', 'minimal_claim', 1, '{bench}:', Date.now(), workerId, BATCH, nonce)) as [
+          string,
+          string,
+          string,
+        ][];
+        return claimed.map(([id, attempt]) => ({ id, token: `${nonce}.${attempt}` }));
+      },
+      ack: async (workerId, leases) =>
+        Number(
+          await client.call(
+            'fcall',
+            'minimal_ack',
+            1,
+            '{bench}:',
+            Date.now(),
             workerId,
-            queues: ['bench'],
-            max: BATCH,
-            now: Date.now(),
-            leaseNonce: uuidv7(),
-            confirmWithinMs: 60_000,
-            maxBytes: DELIVERY_BUDGET_BYTES,
-          });
-          return claimed.jobs.map((job) => ({ id: job.id, token: job.lease!.token }));
-        },
-        ack: async (workerId, leases) => {
-          const items = leases.map(({ id, token }) => ({ jobId: id, leaseToken: token }));
-          return (await store.ack({ workerId, now: Date.now(), items })).filter((outcome) => outcome.ok).length;
-        },
-      });
-    } finally {
-      await store.close();
-    }
-  });
-  const minimal = await withRedis(async (redis) => {
-    const client = new Redis(redis.url);
-    try {
-      await client.call('function', 'load', readFileSync(join(projectRoot(), 'bench', 'minimal-lifecycle.lua'), 'utf8'));
-      return await drive(redis, rounds, {
-        enqueue: (jobs) => {
-          const args: (string | number)[] = [jobs.length];
-          for (const job of jobs) args.push(job.id, encodeBody(job));
-          args.push(jobs.map((job) => encodeJobFact(transitionOf(job, 'none', job.createdAt))).join('\x1e'));
-          return client.call('fcall', 'minimal_enqueue', 1, '{bench}:', ...args);
-        },
-        claim: async (workerId) => {
-          const nonce = uuidv7();
-          const claimed = (await client.call('fcall', 'minimal_claim', 1, '{bench}:', Date.now(), workerId, BATCH, nonce)) as [
-            string,
-            string,
-            string,
-          ][];
-          return claimed.map(([id, attempt]) => ({ id, token: `${nonce}.${attempt}` }));
-        },
-        ack: async (workerId, leases) =>
-          Number(
-            await client.call(
-              'fcall',
-              'minimal_ack',
-              1,
-              '{bench}:',
-              Date.now(),
-              workerId,
-              leases.length,
-              ...leases.flatMap(({ id, token }) => [id, token]),
-            ),
+            leases.length,
+            ...leases.flatMap(({ id, token }) => [id, token]),
           ),
-      });
-    } finally {
-      client.disconnect();
-    }
-  });
-  return { ojs, minimal };
+        ),
+    });
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Redis time per beat (FCALL in INFO commandstats), the commands' share of it, and Redis's whole CPU per beat. */
@@ -146,87 +185,109 @@ const BEATS_PER_CALL = 20;
  * with its worker's next sequence; a beat refused fails the floor.
  */
 export async function redisBeatCost(calls: number, fleet = FLEET): Promise<BeatCost> {
-  return withRedis(async (redis) => {
-    const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
-    const stats = new Redis(redis.url);
-    try {
-      // Registered a hundred at a time: ten thousand calls one after another would take seconds for nothing.
-      for (let w = 0; w < fleet; w += 100) {
-        await Promise.all(Array.from({ length: Math.min(100, fleet - w) }, (_, i) => store.registerWorker(worker(`w${w + i}`))));
+  return withRedis((redis) =>
+    withBeatingFleet(redis, fleet, async (beatRound) => {
+      const stats = new Redis(redis.url);
+      try {
+        const before = commandMicros(await stats.info('commandstats'));
+        const cpuBefore = processCpuMicros(redis.pid!);
+        for (let i = 0; i < calls; i++) await beatRound();
+        const after = commandMicros(await stats.info('commandstats'));
+        const beats = calls * BEATS_PER_CALL;
+        return {
+          call: (after.fcall - before.fcall) / beats,
+          commands: (after.withinFunctions - before.withinFunctions) / beats,
+          process: (processCpuMicros(redis.pid!) - cpuBefore) / beats,
+        };
+      } finally {
+        stats.disconnect();
       }
-      const running = { state: 'running' as const };
-      let beat = 0;
-      const beatRound = async (): Promise<void> => {
-        const batch = Array.from({ length: BEATS_PER_CALL }, () => {
-          const n = beat++;
-          const sequence = Math.floor(n / fleet) + 1;
-          return { workerId: `w${n % fleet}`, sequence, activeJobIds: [], now: Date.now(), expected: running, next: running };
-        });
-        const recorded = await store.recordBeats(batch);
-        const refused = recorded.find((outcome) => outcome.result !== 'applied');
-        if (refused !== undefined) throw new Error(`a beat of the floor was not applied: ${refused.result}`);
-      };
-      // Every worker beats once before the measured calls: its first beat is no different, but the keys are warm.
-      for (let call = 0; call < Math.ceil(fleet / BEATS_PER_CALL); call++) await beatRound();
-      const before = commandMicros(await stats.info('commandstats'));
-      const cpuBefore = processCpuMicros(redis.pid!);
-      for (let i = 0; i < calls; i++) await beatRound();
-      const after = commandMicros(await stats.info('commandstats'));
-      const beats = calls * BEATS_PER_CALL;
-      return {
-        call: (after.fcall - before.fcall) / beats,
-        commands: (after.withinFunctions - before.withinFunctions) / beats,
-        process: (processCpuMicros(redis.pid!) - cpuBefore) / beats,
-      };
-    } finally {
-      stats.disconnect();
-      await store.close();
-    }
-  });
+    }),
+  );
 }
 
-/** Runs the backlog, then `rounds` rounds of enqueue, ack of a worker's previous claim, claim. */
-async function drive(redis: RedisServerProcess, rounds: number, lifecycle: Lifecycle): Promise<LifecycleCost> {
+/** The beats of redisBeatCost, on a redis-server run under callgrind: instructions per beat. */
+export async function redisBeatInstructions(calls: number, fleet = FLEET): Promise<number> {
+  return withRedis(
+    (redis) =>
+      withBeatingFleet(redis, fleet, async (beatRound) => {
+        const counter = new InstructionCounter(redis.pid!);
+        await counter.start();
+        await counter.zero();
+        for (let i = 0; i < calls; i++) await beatRound();
+        return (await counter.read()) / (calls * BEATS_PER_CALL);
+      }),
+    { runUnder: COUNTED_BY_CALLGRIND },
+  );
+}
+
+/**
+ * Registers the fleet's workers on `redis`, has every one beat once (its
+ * first beat is no different, but the keys are warm), then lends `use` a
+ * round of the next 20 beats.
+ */
+async function withBeatingFleet<T>(
+  redis: RedisServerProcess,
+  fleet: number,
+  use: (beatRound: () => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const store = await RedisJobStore.connect({ url: redis.url, prefix: '{bench}' });
+  try {
+    // Registered a hundred at a time: ten thousand calls one after another would take seconds for nothing.
+    for (let w = 0; w < fleet; w += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, fleet - w) }, (_, i) => store.registerWorker(worker(`w${w + i}`))));
+    }
+    const running = { state: 'running' as const };
+    let beat = 0;
+    const beatRound = async (): Promise<void> => {
+      const batch = Array.from({ length: BEATS_PER_CALL }, () => {
+        const n = beat++;
+        const sequence = Math.floor(n / fleet) + 1;
+        return { workerId: `w${n % fleet}`, sequence, activeJobIds: [], now: Date.now(), expected: running, next: running };
+      });
+      const recorded = await store.recordBeats(batch);
+      const refused = recorded.find((outcome) => outcome.result !== 'applied');
+      if (refused !== undefined) throw new Error(`a beat of the floor was not applied: ${refused.result}`);
+    };
+    for (let call = 0; call < Math.ceil(fleet / BEATS_PER_CALL); call++) await beatRound();
+    return await use(beatRound);
+  } finally {
+    await store.close();
+  }
+}
+
+type Step = 'enqueue' | 'claim' | 'ack';
+
+/** How a drive measures its steps: `begin` once the backlog is in, then around each step. */
+interface StepMeter {
+  begin(): Promise<void>;
+  measure<T>(step: Step, run: () => Promise<T>): Promise<T>;
+}
+
+/** A drive measured by INFO commandstats (FCALL time, and the commands' within it) and the process's CPU. */
+async function timedDrive(redis: RedisServerProcess, rounds: number, lifecycle: Lifecycle): Promise<LifecycleCost> {
   const stats = new Redis(redis.url);
   try {
-    let n = 0;
-    const batch = (): Job[] =>
-      buildJobs(
-        Array.from({ length: BATCH }, () => ({ type: 'bench.noop', queue: 'bench', args: [n++] })),
-        {
-          now: Date.now(),
-          newId: uuidv7,
-          digest: sha256Hex,
-          defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
-          limits: DEFAULT_PAYLOAD_LIMITS,
-          pending: false,
-        },
-      );
-    for (let i = 0; i < BACKLOG_BATCHES; i++) await lifecycle.enqueue(batch());
     const spent = { enqueue: 0, claim: 0, ack: 0, commands: 0 };
-    const timed = async <T>(step: 'enqueue' | 'claim' | 'ack', run: () => Promise<T>): Promise<T> => {
-      const before = commandMicros(await stats.info('commandstats'));
-      const result = await run();
-      const after = commandMicros(await stats.info('commandstats'));
-      spent[step] += after.fcall - before.fcall;
-      spent.commands += after.withinFunctions - before.withinFunctions;
-      return result;
-    };
-    const held = new Map<string, { id: string; token: string }[]>();
-    let completed = 0;
-    const cpuBefore = processCpuMicros(redis.pid!);
-    for (let round = 0; round < rounds; round++) {
-      await timed('enqueue', () => lifecycle.enqueue(batch()));
-      const workerId = `w${round % WORKERS}`;
-      const previous = held.get(workerId);
-      if (previous !== undefined) completed += await timed('ack', () => lifecycle.ack(workerId, previous));
-      held.set(workerId, await timed('claim', () => lifecycle.claim(workerId)));
-    }
+    let cpuBefore = 0;
+    const { completed } = await drive(rounds, BACKLOG_BATCHES, lifecycle, {
+      begin: async () => {
+        cpuBefore = processCpuMicros(redis.pid!);
+      },
+      measure: async (step, run) => {
+        const before = commandMicros(await stats.info('commandstats'));
+        const result = await run();
+        const after = commandMicros(await stats.info('commandstats'));
+        spent[step] += after.fcall - before.fcall;
+        spent.commands += after.withinFunctions - before.withinFunctions;
+        return result;
+      },
+    });
     const jobs = rounds * BATCH;
     return {
       enqueue: spent.enqueue / jobs,
       claim: spent.claim / jobs,
-      ack: spent.ack / jobs,
+      ack: spent.ack / completed,
       commands: spent.commands / jobs,
       process: (processCpuMicros(redis.pid!) - cpuBefore) / jobs,
       completed,
@@ -234,6 +295,57 @@ async function drive(redis: RedisServerProcess, rounds: number, lifecycle: Lifec
   } finally {
     stats.disconnect();
   }
+}
+
+/** A drive on a redis-server run under callgrind, measured by the instructions each step runs. */
+async function countedDrive(
+  redis: RedisServerProcess,
+  rounds: number,
+  lifecycle: Lifecycle,
+  backlogBatches: number,
+): Promise<LifecycleInstructions> {
+  const counter = new InstructionCounter(redis.pid!);
+  const counted = { enqueue: 0, claim: 0, ack: 0 };
+  const { completed } = await drive(rounds, backlogBatches, lifecycle, {
+    begin: () => counter.start(),
+    measure: async (step, run) => {
+      await counter.zero();
+      const result = await run();
+      counted[step] += await counter.read();
+      return result;
+    },
+  });
+  const jobs = rounds * BATCH;
+  return { enqueue: counted.enqueue / jobs, claim: counted.claim / jobs, ack: counted.ack / completed, completed };
+}
+
+/** Runs the backlog (`backlogBatches` batches), then `rounds` rounds of enqueue, ack of a worker's previous claim, claim. */
+async function drive(rounds: number, backlogBatches: number, lifecycle: Lifecycle, meter: StepMeter): Promise<{ completed: number }> {
+  let n = 0;
+  const batch = (): Job[] =>
+    buildJobs(
+      Array.from({ length: BATCH }, () => ({ type: 'bench.noop', queue: 'bench', args: [n++] })),
+      {
+        now: Date.now(),
+        newId: uuidv7,
+        digest: sha256Hex,
+        defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
+        limits: DEFAULT_PAYLOAD_LIMITS,
+        pending: false,
+      },
+    );
+  for (let i = 0; i < backlogBatches; i++) await lifecycle.enqueue(batch());
+  await meter.begin();
+  const held = new Map<string, { id: string; token: string }[]>();
+  let completed = 0;
+  for (let round = 0; round < rounds; round++) {
+    await meter.measure('enqueue', () => lifecycle.enqueue(batch()));
+    const workerId = `w${round % WORKERS}`;
+    const previous = held.get(workerId);
+    if (previous !== undefined) completed += await meter.measure('ack', () => lifecycle.ack(workerId, previous));
+    held.set(workerId, await meter.measure('claim', () => lifecycle.claim(workerId)));
+  }
+  return { completed };
 }
 
 /** What runs during the rounds outside the functions: the calls themselves, the driver's INFO and the store's probe. */

@@ -15,7 +15,15 @@ import { SHAPE, type LoadMode, type LoadResult } from './shape';
 import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './workers-section';
 import { count, ms, pct } from './format';
 import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
-import { redisBeatCost, redisLifecycleCosts, type LifecycleCost } from './redis-floors';
+import { InstructionCounter } from './instruction-counter';
+import {
+  redisBeatCost,
+  redisBeatInstructions,
+  redisLifecycleCosts,
+  redisLifecycleInstructions,
+  type LifecycleCost,
+  type LifecycleInstructions,
+} from './redis-floors';
 import type { RedisServerProcess } from '../tools/redis-server';
 
 /**
@@ -267,6 +275,9 @@ const callCost = (c: CallCost): string =>
   `p50 ${c.p50.toFixed(3)} ms, p99 ${c.p99.toFixed(2)} ms; CPU per call: server ${us(c.serverMicros)}, client ${us(c.clientMicros)}`;
 const streamsCost = (c: StreamsCost): string =>
   `${count(Math.round(c.answeredPerSecond))} messages answered a second: server ${pct(c.cpuShare)} of a core (${us(c.microsPerMessage)} a message); RSS ${(c.rssPerStreamBytes / 1024).toFixed(1)} KB per stream`;
+const totalInstructions = (c: LifecycleInstructions): number => c.enqueue + c.claim + c.ack;
+const lifecycleInstructions = (c: LifecycleInstructions): string =>
+  `enqueue ${count(Math.round(c.enqueue))} + claim ${count(Math.round(c.claim))} + ack ${count(Math.round(c.ack))} = ${count(Math.round(totalInstructions(c)))}`;
 const lifecycleCost = (c: LifecycleCost): string =>
   `enqueue ${c.enqueue.toFixed(1)} + claim ${c.claim.toFixed(1)} + ack ${c.ack.toFixed(1)} = ${(c.enqueue + c.claim + c.ack).toFixed(1)} µs, of which the commands they ran ${c.commands.toFixed(1)} µs (Redis process: ${c.process.toFixed(1)} µs)`;
 
@@ -276,7 +287,8 @@ const lifecycleCost = (c: LifecycleCost): string =>
  * on the streams of the workers section's fleet, on grpc-js alone and
  * through nice-grpc; and what Redis spends per job on OJS's functions
  * beside the least functions with one record per job do
- * (bench/minimal-lifecycle.lua), in the batched load's batches.
+ * (bench/minimal-lifecycle.lua), in the batched load's batches, and per
+ * beat; then the same Redis floors counted in instructions.
  */
 async function floorsSection(): Promise<void> {
   print(`\nFloors on this machine`);
@@ -319,6 +331,34 @@ async function floorsSection(): Promise<void> {
     print(
       `    OJS record-beat              ${beat.call.toFixed(1)} µs, of which the commands it ran ${beat.commands.toFixed(1)} µs (Redis process: ${beat.process.toFixed(1)} µs)`,
     );
+  });
+  await redisInstructionFloors();
+}
+
+/** Jobs and beats counted under callgrind: a few thousand, since the count is the same on every run. */
+const COUNTED_ROUNDS = 12;
+const COUNTED_BEAT_CALLS = 100;
+
+/**
+ * The Redis floors again as instructions (callgrind), the same count on any
+ * machine: what a change to the functions saves, measured without the noise
+ * of CPU time. Skipped where valgrind is not installed.
+ */
+async function redisInstructionFloors(): Promise<void> {
+  if (!(await InstructionCounter.isAvailable())) {
+    print(`  Redis instructions: skipped, valgrind is not installed (Debian: apt-get install valgrind)`);
+    return;
+  }
+  print(
+    `  Redis instructions (callgrind, the same count on any machine): per job of ${count(COUNTED_ROUNDS * 200)} as above, per beat of ${count(COUNTED_BEAT_CALLS * 20)} as above`,
+  );
+  await phases.run('floors Redis instructions', async () => {
+    const { ojs, minimal } = await redisLifecycleInstructions(COUNTED_ROUNDS);
+    print(`    OJS functions                ${lifecycleInstructions(ojs)}`);
+    print(
+      `    minimal lifecycle            ${lifecycleInstructions(minimal)} (OJS's: ${(totalInstructions(ojs) / totalInstructions(minimal)).toFixed(2)}x)`,
+    );
+    print(`    OJS record-beat              ${count(Math.round(await redisBeatInstructions(COUNTED_BEAT_CALLS)))} per beat`);
   });
 }
 

@@ -1,4 +1,4 @@
-import { RedisServerProcess } from '../tools/redis-server';
+import { RedisServerProcess, type RedisServerOptions } from '../tools/redis-server';
 import { ServerProcess } from '../tools/server-process';
 import { cleanUp, WAIT_MS } from './deadline';
 
@@ -42,8 +42,8 @@ export const withServer = <T>(env: Record<string, string>, use: (address: string
   withServerProcess(env, (server) => use(server.address));
 
 /** Runs `use` with a redis-server of its own, destroyed whatever happens. */
-export async function withRedis<T>(use: (redis: RedisServerProcess) => Promise<T>): Promise<T> {
-  const redis = await RedisServerProcess.start();
+export async function withRedis<T>(use: (redis: RedisServerProcess) => Promise<T>, options?: RedisServerOptions): Promise<T> {
+  const redis = await RedisServerProcess.start(options);
   const untrack = track(() => redis.destroy('SIGKILL'));
   try {
     return await use(redis);

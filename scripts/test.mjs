@@ -11,6 +11,7 @@ import { ensureNginx } from './ensure-nginx.mjs';
 import { ensureRedis } from './ensure-redis.mjs';
 import { ensureOpenssl } from './ensure-openssl.mjs';
 import { ensureChromium } from './ensure-chromium.mjs';
+import { ensureValgrind } from './ensure-valgrind.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -102,4 +103,5 @@ ensureRedis();
 ensureNginx();
 ensureOpenssl();
 ensureChromium();
+ensureValgrind();
 step('jest', bin('jest'), process.argv.slice(2));

@@ -25,6 +25,11 @@ export interface RedisServerOptions {
   port?: number;
   /** Clients must authenticate with this password (requirepass); `url` then carries it. */
   password?: string;
+  /**
+   * A command the server runs under, such as valgrind's: redis-server is
+   * its last argument, and the process started (whose PID `pid` is) is its.
+   */
+  runUnder?: readonly [string, ...string[]];
 }
 
 /**
@@ -131,7 +136,9 @@ export class RedisServerProcess {
     ];
     if (this.options.password !== undefined) args.push('--requirepass', this.options.password);
     if (this.options.cluster === true) args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${this.port}.conf`);
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...commandArgs] = this.options.runUnder ?? ['redis-server'];
+    if (this.options.runUnder !== undefined) commandArgs.push('redis-server');
+    const child = spawn(command, [...commandArgs, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     await new Promise<void>((resolve, reject) => {
       let output = '';

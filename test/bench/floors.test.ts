@@ -1,5 +1,5 @@
 import { bareStreamsCost, bareUnaryCost } from '../../bench/grpc-floors';
-import { redisBeatCost, redisLifecycleCosts } from '../../bench/redis-floors';
+import { redisBeatCost, redisBeatInstructions, redisLifecycleCosts, redisLifecycleInstructions } from '../../bench/redis-floors';
 
 describe("the benchmark's floors", () => {
   it('run both Redis lifecycles to the end: every claimed job of an earlier round is completed', async () => {
@@ -23,6 +23,28 @@ describe("the benchmark's floors", () => {
     expect(cost.commands).toBeLessThan(cost.call);
     // CPU is counted in ticks of 10 ms, which 200 beats may not reach.
     expect(cost.process).toBeGreaterThanOrEqual(0);
+  });
+
+  it('count the instructions of both Redis lifecycles under callgrind, per job of each step, to the end', async () => {
+    // Six rounds: the last two acknowledge the claims of the first two. A backlog of 5 batches, not 100: valgrind is slow.
+    const { ojs, minimal } = await redisLifecycleInstructions(6, 5);
+    for (const counted of [ojs, minimal]) {
+      expect(counted.completed).toBe(2 * 200);
+      // No step runs on Redis for nothing, nor without its own work: the backlog and warm-up are not counted.
+      for (const step of [counted.enqueue, counted.claim, counted.ack]) {
+        expect(step).toBeGreaterThan(1_000);
+        expect(step).toBeLessThan(10_000_000);
+      }
+    }
+    // OJS's functions do all the minimal lifecycle does, and more.
+    expect(ojs.enqueue + ojs.claim + ojs.ack).toBeGreaterThan(minimal.enqueue + minimal.claim + minimal.ack);
+    // Redis runs its measured calls some fifty times slower under callgrind, and each step costs two callgrind_control runs.
+  }, 60_000);
+
+  it('count the instructions of beats under callgrind', async () => {
+    const perBeat = await redisBeatInstructions(5, 50);
+    expect(perBeat).toBeGreaterThan(1_000);
+    expect(perBeat).toBeLessThan(10_000_000);
   });
 
   it('time round trips of a bare gRPC server, which it stops', async () => {
