@@ -1943,12 +1943,14 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
 
       it('counts completed, failed and discarded jobs per minute over the last hour', async () => {
         const worker = await h.register();
-        const [done, retried, dead] = await h.enqueue({}, {}, { retry: { maxAttempts: 1 } });
+        const [done, alsoDone, retried, dead] = await h.enqueue({}, {}, {}, { retry: { maxAttempts: 1 } });
         await h.enqueue({ queue: 'other', expiresAt: T0 + 2 * MINUTE + 5 });
         const [cancelled] = await h.enqueue({ queue: 'other' });
-        const claimed = (await h.claim(worker.workerId, ['default'], 3, T0 + 1)).jobs;
+        const claimed = (await h.claim(worker.workerId, ['default'], 4, T0 + 1)).jobs;
         const lease = (id: string) => claimed.find((j) => j.id === id)!.lease!.token;
-        await h.store.ack({ workerId: worker.workerId, items: [{ jobId: done!.id, leaseToken: lease(done!.id) }], now: T0 + 10 });
+        // Two completions in one call: both count.
+        const items = [done!, alsoDone!].map((job) => ({ jobId: job.id, leaseToken: lease(job.id) }));
+        await h.store.ack({ workerId: worker.workerId, items, now: T0 + 10 });
         for (const [job, now] of [
           [retried!, T0 + MINUTE + 1],
           [dead!, T0 + MINUTE + 2],
@@ -1963,11 +1965,11 @@ export function describeJobStoreContract(name: string, factory: StoreFactory): v
         await h.expireWaiting(T0 + 2 * MINUTE + 5);
         await h.store.cancel(cancelled!.id, T0 + 2 * MINUTE + 6);
         const stats = await h.store.queueStats('default', T0 + 59 * MINUTE + 7);
-        expect(stats.counts).toMatchObject({ queue: 'default', paused: false, completed: 1, retryable: 1, discarded: 1 });
+        expect(stats.counts).toMatchObject({ queue: 'default', paused: false, completed: 2, retryable: 1, discarded: 1 });
         expect(stats.minutes).toHaveLength(60);
         expect(stats.minutes.map((m) => m.minute)).toEqual(Array.from({ length: 60 }, (_, i) => T0 + i * MINUTE));
         expect(stats.minutes.slice(0, 3)).toEqual([
-          { minute: T0, completed: 1, failed: 0, discarded: 0 },
+          { minute: T0, completed: 2, failed: 0, discarded: 0 },
           { minute: T0 + MINUTE, completed: 0, failed: 2, discarded: 1 },
           { minute: T0 + 2 * MINUTE, completed: 0, failed: 0, discarded: 0 },
         ]);

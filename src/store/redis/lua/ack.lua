@@ -72,7 +72,6 @@ for _, item in ipairs(items) do
     local fact = jobFactLine(nowText, id, job[5], queue, 'active', 'completed', attempt, workerId, nil, nil, nil, nil, startedAt, nil, nil, nil,
       nil, nil, nil, job[9])
     record(fact)
-    stat(queue, now, 'completed')
     if job[10] then workflowSettled(id, { type = job[5], queue = queue, attempt = attempt, startedAt = startedAt, tp = job[9], wf = job[10] }, 'completed', now) end
     local r = #results
     results[r + 1], results[r + 2], results[r + 3] = 'ok', 'completed', fact
@@ -86,6 +85,10 @@ if #ids > 0 then freed[workerId] = (freed[workerId] or 0) + #ids end
 callChunked('ZREM', K.listing .. 'active', leftActive)
 callChunked('ZADD', K.listing .. 'completed', completedAll)
 for queue, members in pairs(completedOf) do callChunked('ZADD', K.listing .. 'completed:' .. queue, members) end
-for queue, n in pairs(doneIn) do count(queue, 'active', 'completed', n) end
+-- Each queue's completions, counted in its throughput once.
+for queue, n in pairs(doneIn) do
+  count(queue, 'active', 'completed', n)
+  stat(queue, now, 'completed', n)
+end
 finish()
 return results

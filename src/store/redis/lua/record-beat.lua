@@ -37,15 +37,18 @@ local MAX_BEATS = 500
 local BEAT_FIELDS = 10
 
 local count = argInt(1, 1, MAX_BEATS)
+-- Most beats list no job: they share this empty list (never written), and make no tables of their own for jobs.
+local NONE = {}
 local beats = {}
 local at = 2
 for b = 1, count do
   -- Now and the sequence also as they came, checked: written as text, Redis formats no number.
   local beat = {
     now = argNow(at), nowText = argText(at), workerId = argId(at + 1), sequence = argInt(at + 2, 0, 2 ^ 53), sequenceText = argText(at + 2),
-    change = argStateChange(at + 3), reported = argId(at + 8), listed = {},
+    change = argStateChange(at + 3), reported = argId(at + 8), listed = NONE,
   }
   local n = argInt(at + 9, 0, MAX_CONCURRENCY)
+  if n > 0 then beat.listed = {} end
   for i = at + BEAT_FIELDS, at + BEAT_FIELDS + n - 1 do beat.listed[#beat.listed + 1] = argId(i) end
   beats[b] = beat
   at = at + BEAT_FIELDS + n
@@ -84,8 +87,8 @@ local function recordBeat(beat)
   applyStateChange(key, change, fields)
   zadd(K.workers, beat.nowText, workerId)
 
-  local cancelled, timedOut, reclaimed = {}, {}, {}
-  local renewed = {}
+  local cancelled, timedOut, reclaimed, renewed = NONE, NONE, NONE, NONE
+  if #beat.listed > 0 then cancelled, timedOut, reclaimed, renewed = {}, {}, {}, {} end
   for _, id in ipairs(beat.listed) do
     local job = redis.call('HMGET', K.job .. id, 'state', 'leaseWorker', 'startedAt', 'tmo', 'totalAt', 'type', 'queue', 'attempt')
     if job[1] == 'active' and job[2] == workerId then

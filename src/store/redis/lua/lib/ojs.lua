@@ -167,8 +167,8 @@ local function statsKey(queue, at)
   return K.stats .. queue .. ':' .. int(at - at % MINUTE_MS)
 end
 
--- Counts one completed, failed or discarded job of the queue in the minute holding `at`.
-local function stat(queue, at, field)
+-- Counts `n` (default 1) completed, failed or discarded jobs of the queue in the minute holding `at`.
+local function stat(queue, at, field, n)
   local minute = at - at % MINUTE_MS
   local byQueue = statsDeltas[minute]
   if not byQueue then
@@ -180,7 +180,7 @@ local function stat(queue, at, field)
     deltas = membersOf('stats', statsKey(queue, minute))
     byQueue[queue] = deltas
   end
-  deltas[field] = (deltas[field] or 0) + 1
+  deltas[field] = (deltas[field] or 0) + (n or 1)
 end
 
 -- A queue that is not paused and whose every count is zero holds no job and

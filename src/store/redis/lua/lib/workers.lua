@@ -37,7 +37,8 @@ end
 ]]
 local function applyStateChange(key, change, fields)
   fields = fields or {}
-  for _, value in ipairs({ 'state', change.nextState, 'desired', change.desired }) do fields[#fields + 1] = value end
+  local n = #fields
+  fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = 'state', change.nextState, 'desired', change.desired
   if change.nextDirective == '' then
     if change.expectedDirective ~= '' then redis.call('HDEL', key, 'directive') end
   else
