@@ -11,6 +11,7 @@ import { NEXT_WORKER_STATES } from '../../src/domain/worker';
 import { deadlineFields } from '../../src/store/redis/job-codec';
 import { decodeTransition, encodeJobFact, factText } from '../../src/store/redis/fact-codec';
 import type { JobTransition } from '../../src/domain/transition';
+import { RedisKeys } from '../../src/store/redis/keys';
 import { libraryDefinitions } from '../../src/store/redis/scripts';
 import { propertyParameters } from '../support/property';
 import { RedisServerProcess } from '../../tools/redis-server';
@@ -33,9 +34,13 @@ let client: Redis;
 let prelude: string;
 beforeAll(async () => {
   ({ redis, client } = await startRedisWithClient());
-  // The start of a call (lib/arguments.lua begin) with the settings alone, the event log off: the helpers
-  // under test read no argument, and their bodies read the EVAL's ARGV themselves.
-  prelude = `${libraryDefinitions()}\nbegin(KEYS, { '0' })\n`;
+  // The start of a call (lib/arguments.lua begin) with the settings alone, a deployment's key list and the
+  // event log off: the helpers under test read no argument, and their bodies read the EVAL's ARGV themselves.
+  const keyList = new RedisKeys('{lua-domain}')
+    .scriptKeys()
+    .map((key) => `'${key}'`)
+    .join(', ');
+  prelude = `${libraryDefinitions()}\nbegin(nil, { table.concat({ ${keyList} }, '\\31'), '0' })\n`;
 });
 afterAll(() => stopRedisWithClient({ redis, client }));
 

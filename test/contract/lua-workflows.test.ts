@@ -46,19 +46,20 @@ const MAX_STEPS = 400;
 
 /**
  * The lib's functions, called as a script calls them: EVALSHA of the
- * libraries every script starts with, the deployment's KEYS and settings,
- * and this dispatcher, which hands back what they return as a reply.
+ * libraries every script starts with, the deployment's settings (its keys
+ * among them: two arguments before the dispatcher's own), and this
+ * dispatcher, which hands back what they return as a reply.
  */
 const DISPATCH = `
-local op, id = ARGV[2], ARGV[3]
+local op, id = ARGV[3], ARGV[4]
 local function reply(advance, problem, state)
   if not advance then return { problem or 'not_found', state or '' } end
   return { 'ok', advance.enqueue, advance.withdrawn, advance.changed, advance.transitions, advance.enqueueJobs, advance.withdrawnJobs }
 end
-if op == 'start' then return reply(workflowStart(id, tonumber(ARGV[4]))) end
-if op == 'settle' then return reply(workflowSettle(id, tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]), ARGV[7] ~= '' and ARGV[7] or nil)) end
-if op == 'cancel' then return reply(workflowCancel(id, tonumber(ARGV[4]))) end
-if op == 'parents' then return workflowParentResults(id, tonumber(ARGV[4]), ARGV[5] ~= '' and tonumber(ARGV[5]) or nil) end
+if op == 'start' then return reply(workflowStart(id, tonumber(ARGV[5]))) end
+if op == 'settle' then return reply(workflowSettle(id, tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7]), ARGV[8] ~= '' and ARGV[8] or nil)) end
+if op == 'cancel' then return reply(workflowCancel(id, tonumber(ARGV[5]))) end
+if op == 'parents' then return workflowParentResults(id, tonumber(ARGV[5]), ARGV[6] ~= '' and tonumber(ARGV[6]) or nil) end
 return redis.error_reply('unknown op ' .. tostring(op))`;
 
 let redis: RedisServerProcess;

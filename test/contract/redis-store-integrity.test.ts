@@ -5,7 +5,7 @@ import { DEFAULT_EVENT_RETENTION } from '../../src/domain/retention';
 import type { ScheduleSpec } from '../../src/domain/schedule';
 import { MAX_BEATS_PER_CALL, type JobStore } from '../../src/store/job-store';
 import { functionLibrary } from '../../src/store/redis/function-library';
-import { RedisKeys } from '../../src/store/redis/keys';
+import { KEY_LIST_SEPARATOR, RedisKeys } from '../../src/store/redis/keys';
 import { RedisJobStore } from '../../src/store/redis/redis-job-store';
 import { scriptPrologue } from '../../src/store/redis/script-runner';
 import { ackScript } from '../../src/store/redis/scripts/ack';
@@ -469,6 +469,25 @@ describe('Redis script calls', () => {
     expect(entry?.[0]).not.toBe(entryBefore?.[0]);
     expect(entry?.[0]).toMatch(/-1$/);
     expect(entry?.[1][1]).toContain('second');
+  });
+
+  it('refuse a key list that does not name every key, and keep the keys they had', async () => {
+    await h.enqueue({});
+    const before = await snapshot();
+    const list = keys.scriptKeys();
+    const function_ = functionLibrary().functionOf(enqueueScript.name);
+    const jobArgs = enqueueScript.encode([h.job()], SETTINGS);
+    for (const bad of [list.slice(1), [...list.slice(0, 5), '', ...list.slice(6)], [...list, `${prefix}:extra`]]) {
+      const call = client.call('fcall', [function_, 1, list[0]!, bad.join(KEY_LIST_SEPARATOR), SETTINGS.eventLogLength, ...jobArgs]);
+      await expect(call).rejects.toThrow(/^BADARG settings: the key list does not hold 30 keys/);
+    }
+    expect(await snapshot()).toEqual(before);
+    // A list of another deployment's keys in between, then this one's again: each call writes under its own keys.
+    const other = new RedisKeys(testPrefix());
+    await client.call('fcall', [function_, 1, other.job, other.scriptKeys().join(KEY_LIST_SEPARATOR), 0, ...jobArgs]);
+    await h.enqueue({});
+    expect(await client.zcard(other.ready + 'default')).toBe(1);
+    expect(await client.zcard(keys.ready + 'default')).toBe(2);
   });
 
   it('apply the settings and keys of their own deployment when several share one Redis', async () => {

@@ -8,6 +8,13 @@
  * script learns ids only as it runs, e.g. when it pops a queue); they carry
  * the same hash tag, so the keys built from them stay in the declared slot.
  */
+/**
+ * Joins the script keys into the one setting scripts read them from
+ * (script-runner.ts scriptPrologue; lua/lib/ojs.lua KEY_LIST_SEPARATOR):
+ * no key holds it, since a prefix holds no control character.
+ */
+export const KEY_LIST_SEPARATOR = '\x1f';
+
 export class RedisKeys {
   readonly job: string;
   readonly ready: string;
@@ -83,6 +90,8 @@ export class RedisKeys {
 
   constructor(readonly prefix: string) {
     if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
+    // oxlint-disable-next-line no-control-regex -- control characters are what it refuses
+    if (/[\x00-\x1f\x7f]/.test(prefix)) throw new Error(`Redis key prefix ${JSON.stringify(prefix)} holds a control character`);
     this.job = `${prefix}:job:`;
     this.ready = `${prefix}:ready:`;
     this.due = `${prefix}:due`;
@@ -115,7 +124,7 @@ export class RedisKeys {
     this.workflowEnded = `${prefix}:workflow-ended:`;
   }
 
-  /** KEYS of every script, in the order lua/lib/ojs.lua names them. */
+  /** The keys of every script, in the order lua/lib/ojs.lua names them (script-runner.ts scriptPrologue passes them). */
   scriptKeys(): string[] {
     return [
       this.job,

@@ -1,11 +1,20 @@
 import { Cluster, type Redis } from 'ioredis';
 import { FunctionCall } from './function-call';
 import { functionLibrary, type FunctionLibrary } from './function-library';
+import { KEY_LIST_SEPARATOR } from './keys';
 import { arg, type RedisScript, type ScriptArg, type ScriptSettings } from './script';
 
-/** What follows the function's name in every FCALL (and the script in an EVAL): the key count, KEYS, then the settings. */
+/**
+ * What follows the function's name in every FCALL (and the script in an
+ * EVAL): one key, the first (a cluster routes the call by it, and every key
+ * shares its slot), then the settings: all the keys joined in one text, and
+ * the event log's length. One text, not thirty KEYS: Redis parses each
+ * argument of a call and makes it a Lua string, over a thousand instructions
+ * apiece, and the scripts build their key names from that text only when it
+ * changes (lua/lib/ojs.lua).
+ */
 export function scriptPrologue(keys: readonly string[], settings: ScriptSettings): ScriptArg[] {
-  return [keys.length, ...keys, arg.int(settings.eventLogLength, 'event log length')];
+  return [1, keys[0]!, keys.join(KEY_LIST_SEPARATOR), arg.int(settings.eventLogLength, 'event log length')];
 }
 
 /**

@@ -124,7 +124,7 @@ export const LUA_LIBRARIES = [
   'lib/workflows.lua',
 ] as const;
 
-/** The number of KEYS every script receives (RedisKeys.scriptKeys). */
+/** The number of keys every script names (RedisKeys.scriptKeys, lua/lib/ojs.lua KEY_NAMES), in the key list of its settings. */
 export const SCRIPT_KEY_COUNT = 30;
 
 function luaFile(file: string): string {

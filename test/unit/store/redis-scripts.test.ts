@@ -62,6 +62,8 @@ describe('the Redis script registry', () => {
     expect(keys).toHaveLength(SCRIPT_KEY_COUNT);
     expect(keys.every((key) => key.startsWith('{ojs}:'))).toBe(true);
     expect(() => new RedisKeys('ojs')).toThrow(/hash tag/);
+    // The keys travel joined by a control character (scriptPrologue), which no prefix may hold.
+    expect(() => new RedisKeys('{ojs}\x1f')).toThrow(/control character/);
   });
 
   it('escapes the glob characters of the prefix in the audit scan pattern', () => {

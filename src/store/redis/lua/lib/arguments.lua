@@ -5,16 +5,18 @@
   A call's inputs: the scripts are functions of one Redis function library
   (function-library.ts), whose definitions run once, when Redis loads it;
   every call then starts with begin(keys, args), which hands the libraries
-  the call's KEYS and ARGV and resets every table a call fills. Each library
+  the call's key list and ARGV and resets every table a call fills. Each library
   that keeps per-call state adds its reset to `resets` beside that state, so
   that nothing one call gathered (pending writes, facts, signals, memos)
   reaches the next one, even when that call was refused halfway.
 
   Settings: every script receives the deployment's settings as its first
-  ARGV, before its own arguments, as it receives the same KEYS
-  (script-runner.ts): ARGV[1] is the event log's length (the event
-  retention count; 0 turns the log off). Headers, the arg* helpers and
-  their refusals number a script's own arguments from 1.
+  ARGV, before its own arguments (script-runner.ts scriptPrologue): ARGV[1]
+  is the key list, every key the scripts name joined by KEY_LIST_SEPARATOR
+  (its only KEY is the first of them, which a cluster routes by), and
+  ARGV[2] the event log's length (the event retention count; 0 turns the
+  log off). Headers, the arg* helpers and their refusals number a script's
+  own arguments from 1.
 
   All or nothing: Lua has no rollback, so every script reads all of its
   ARGV through the arg* helpers (begin has read the settings; a helper
@@ -38,8 +40,8 @@ local MAX_TIME_MS = 2 ^ 50
 local MAX_COUNT = 2 ^ 31
 
 -- The settings that precede a script's own arguments.
-local SETTINGS = 1
--- The call's ARGV (begin), and the event log's length (its first), once read.
+local SETTINGS = 2
+-- The call's ARGV (begin), and the event log's length (its second), once read.
 local argv, eventLogLength
 --[[
   The call's integer arguments as read (argInt), by text: false for a text
@@ -49,29 +51,30 @@ local argv, eventLogLength
 ]]
 local integers
 
--- What resets a library's per-call state, given the call's KEYS: one function per library that keeps any.
+-- What resets a library's per-call state, given the call's key list (ARGV[1]): one function per library that keeps any.
 local resets = {}
 
 -- Reads and checks the settings.
 local function readSettings()
-  local text = argv[1]
+  if type(argv[1]) ~= 'string' then error({ err = 'BADARG settings: the key list is missing' }) end
+  local text = argv[2]
   local n = text and #text <= 12 and string.match(text, '^%d+$') and tonumber(text)
   if not n or n > MAX_COUNT then error({ err = 'BADARG settings: the event log length is not a count' }) end
   eventLogLength = n
 end
 
 --[[
-  Starts a call: its KEYS and ARGV, its settings read (a call refused for
+  Starts a call: its ARGV, its settings read (a call refused for
   them writes nothing: no script has started), and no state left by an
   earlier call. The arg* helpers below are on every script's hot path (an
   enqueue reads 23 arguments per job): they read ARGV directly and call no
   more than one helper deep.
 ]]
-local function begin(keys, args)
+local function begin(_, args)
   argv = args
   integers = {}
   readSettings()
-  for i = 1, #resets do resets[i](keys) end
+  for i = 1, #resets do resets[i](argv[1]) end
 end
 
 local function refuse(i, problem)

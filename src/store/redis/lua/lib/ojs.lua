@@ -10,7 +10,8 @@
   src/domain/timeouts.ts, lease.ts and job-query.ts, and
   test/contract/lua-domain.test.ts proves the two agree.
 
-  KEYS (identical for every script, built in keys.ts; K names them, per call):
+  Keys (identical for every script, built in keys.ts, arriving as the key
+  list of the settings: lib/arguments.lua; K names them):
     1 job prefix      2 ready prefix     3 due zset        4 expiries zset
     5 leases zset     6 seq counter      7 queue names zset (score 0: by name)
     8 counts prefix   9 workers zset (by last beat)       10 worker prefix
@@ -43,8 +44,17 @@ local KEY_NAMES = {
   'held', 'listing', 'channel', 'timeouts', 'workerIds', 'paused', 'stats', 'events', 'heartbeats', 'eventPosition',
   'limits', 'starts', 'unique', 'schedule', 'schedules', 'scheduleDue', 'rateLimitEvents', 'workflow', 'workflowPlan', 'workflowEnded',
 }
--- The call's keys by name (K.job is KEYS[1]), set by begin: replicas of several deployments (prefixes) share one Redis.
+-- The call's keys by name (K.job is the key list's first), set by begin: replicas of several deployments (prefixes) share one Redis.
 local K = {}
+-- Between the keys of the key list (keys.ts KEY_LIST_SEPARATOR).
+local KEY_LIST_SEPARATOR = '\31'
+--[[
+  The key list K was last built from. A deployment sends the same list with
+  every call, so K is built once, not per call; a call of another
+  deployment (another prefix) builds it again. The list is counted before
+  K changes: a bad one is refused, and leaves K as it was.
+]]
+local keyListOfK
 
 --[[
   Hot paths format the same few values again and again (a script's `now`,
@@ -53,8 +63,16 @@ local K = {}
 ]]
 local texts, padded, numbers
 
-resets[#resets + 1] = function(keys)
-  for i = 1, #KEY_NAMES do K[KEY_NAMES[i]] = keys[i] end
+resets[#resets + 1] = function(keyList)
+  if keyList ~= keyListOfK then
+    local keys = {}
+    for key in string.gmatch(keyList, '[^' .. KEY_LIST_SEPARATOR .. ']+') do keys[#keys + 1] = key end
+    if #keys ~= #KEY_NAMES or #keyList ~= #table.concat(keys, KEY_LIST_SEPARATOR) then
+      error({ err = 'BADARG settings: the key list does not hold ' .. #KEY_NAMES .. ' keys' })
+    end
+    for i = 1, #KEY_NAMES do K[KEY_NAMES[i]] = keys[i] end
+    keyListOfK = keyList
+  end
   texts, padded, numbers = {}, {}, {}
 end
 
