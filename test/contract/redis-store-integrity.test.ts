@@ -475,16 +475,16 @@ describe('Redis script calls', () => {
     await h.enqueue({});
     const before = await snapshot();
     const list = keys.scriptKeys();
-    const function_ = functionLibrary().functionOf(enqueueScript.name);
+    const enqueueFunction = functionLibrary().functionOf(enqueueScript.name);
     const jobArgs = enqueueScript.encode([h.job()], SETTINGS);
     for (const bad of [list.slice(1), [...list.slice(0, 5), '', ...list.slice(6)], [...list, `${prefix}:extra`]]) {
-      const call = client.call('fcall', [function_, 1, list[0]!, bad.join(KEY_LIST_SEPARATOR), SETTINGS.eventLogLength, ...jobArgs]);
+      const call = client.call('fcall', [enqueueFunction, 1, list[0]!, bad.join(KEY_LIST_SEPARATOR), SETTINGS.eventLogLength, ...jobArgs]);
       await expect(call).rejects.toThrow(/^BADARG settings: the key list does not hold 30 keys/);
     }
     expect(await snapshot()).toEqual(before);
     // A list of another deployment's keys in between, then this one's again: each call writes under its own keys.
     const other = new RedisKeys(testPrefix());
-    await client.call('fcall', [function_, 1, other.job, other.scriptKeys().join(KEY_LIST_SEPARATOR), 0, ...jobArgs]);
+    await client.call('fcall', [enqueueFunction, 1, other.job, other.scriptKeys().join(KEY_LIST_SEPARATOR), 0, ...jobArgs]);
     await h.enqueue({});
     expect(await client.zcard(other.ready + 'default')).toBe(1);
     expect(await client.zcard(keys.ready + 'default')).toBe(2);
