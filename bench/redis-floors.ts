@@ -26,8 +26,8 @@ const WORKERS = 4;
 /** What one lifecycle does with the batches the driver hands it. */
 interface Lifecycle {
   enqueue(jobs: readonly Job[]): Promise<unknown>;
-  /** The claimed jobs' ids and lease tokens. */
-  claim(workerId: string): Promise<{ id: string; token: string }[]>;
+  /** The claimed jobs' ids and lease tokens, at most `max`. */
+  claim(workerId: string, max: number): Promise<{ id: string; token: string }[]>;
   /** How many of the leases' jobs it completed. */
   ack(workerId: string, leases: readonly { id: string; token: string }[]): Promise<number>;
 }
@@ -62,7 +62,9 @@ export interface LifecycleCost {
  */
 export async function redisLifecycleCosts(rounds: number): Promise<{ ojs: LifecycleCost; minimal: LifecycleCost }> {
   const cost = (withLifecycle: WithLifecycle): Promise<LifecycleCost> =>
-    withRedis((redis) => withLifecycle(redis, (lifecycle) => timedDrive(redis, rounds, lifecycle)));
+    withRedis((redis) =>
+      withLifecycle(redis, (lifecycle) => timedDrive(redis, { rounds, batchSize: BATCH, backlogBatches: BACKLOG_BATCHES }, lifecycle)),
+    );
   return { ojs: await cost(withOjsLifecycle), minimal: await cost(withMinimalLifecycle) };
 }
 
@@ -78,14 +80,17 @@ export interface LifecycleInstructions {
  * The same lifecycles as redisLifecycleCosts, with each redis-server run
  * under callgrind: the instructions each step runs per job, a count that is
  * the same on any machine, so that a change to the functions is measured
- * without the noise of CPU time. Needs valgrind (InstructionCounter.isAvailable).
+ * without the noise of CPU time. Batches of 200 after a backlog of 100
+ * unless `shape` says otherwise (batches of one job show what a call costs
+ * before its jobs do). Needs valgrind (InstructionCounter.isAvailable).
  */
 export async function redisLifecycleInstructions(
   rounds: number,
-  backlogBatches = BACKLOG_BATCHES,
+  shape: Partial<Omit<DriveShape, 'rounds'>> = {},
 ): Promise<{ ojs: LifecycleInstructions; minimal: LifecycleInstructions }> {
+  const driven = { rounds, batchSize: BATCH, backlogBatches: BACKLOG_BATCHES, ...shape };
   const count = (withLifecycle: WithLifecycle): Promise<LifecycleInstructions> =>
-    withRedis((redis) => withLifecycle(redis, (lifecycle) => countedDrive(redis, rounds, lifecycle, backlogBatches)), {
+    withRedis((redis) => withLifecycle(redis, (lifecycle) => countedDrive(redis, driven, lifecycle)), {
       runUnder: COUNTED_BY_CALLGRIND,
     });
   return { ojs: await count(withOjsLifecycle), minimal: await count(withMinimalLifecycle) };
@@ -101,11 +106,11 @@ async function withOjsLifecycle<T>(redis: RedisServerProcess, use: (lifecycle: L
     for (let w = 0; w < WORKERS; w++) await store.registerWorker(worker(`w${w}`));
     return await use({
       enqueue: (jobs) => store.enqueue(jobs),
-      claim: async (workerId) => {
+      claim: async (workerId, max) => {
         const claimed = await store.claim({
           workerId,
           queues: ['bench'],
-          max: BATCH,
+          max,
           now: Date.now(),
           leaseNonce: uuidv7(),
           confirmWithinMs: 60_000,
@@ -135,9 +140,9 @@ async function withMinimalLifecycle<T>(redis: RedisServerProcess, use: (lifecycl
         args.push(jobs.map((job) => encodeJobFact(transitionOf(job, 'none', job.createdAt))).join('\x1e'));
         return client.call('fcall', 'minimal_enqueue', 1, '{bench}:', ...args);
       },
-      claim: async (workerId) => {
+      claim: async (workerId, max) => {
         const nonce = uuidv7();
-        const claimed = (await client.call('fcall', 'minimal_claim', 1, '{bench}:', Date.now(), workerId, BATCH, nonce)) as [
+        const claimed = (await client.call('fcall', 'minimal_claim', 1, '{bench}:', Date.now(), workerId, max, nonce)) as [
           string,
           string,
           string,
@@ -265,12 +270,12 @@ interface StepMeter {
 }
 
 /** A drive measured by INFO commandstats (FCALL time, and the commands' within it) and the process's CPU. */
-async function timedDrive(redis: RedisServerProcess, rounds: number, lifecycle: Lifecycle): Promise<LifecycleCost> {
+async function timedDrive(redis: RedisServerProcess, shape: DriveShape, lifecycle: Lifecycle): Promise<LifecycleCost> {
   const stats = new Redis(redis.url);
   try {
     const spent = { enqueue: 0, claim: 0, ack: 0, commands: 0 };
     let cpuBefore = 0;
-    const { completed } = await drive(rounds, BACKLOG_BATCHES, lifecycle, {
+    const { completed } = await drive(shape, lifecycle, {
       begin: async () => {
         cpuBefore = processCpuMicros(redis.pid!);
       },
@@ -283,7 +288,7 @@ async function timedDrive(redis: RedisServerProcess, rounds: number, lifecycle: 
         return result;
       },
     });
-    const jobs = rounds * BATCH;
+    const jobs = shape.rounds * shape.batchSize;
     return {
       enqueue: spent.enqueue / jobs,
       claim: spent.claim / jobs,
@@ -298,15 +303,10 @@ async function timedDrive(redis: RedisServerProcess, rounds: number, lifecycle: 
 }
 
 /** A drive on a redis-server run under callgrind, measured by the instructions each step runs. */
-async function countedDrive(
-  redis: RedisServerProcess,
-  rounds: number,
-  lifecycle: Lifecycle,
-  backlogBatches: number,
-): Promise<LifecycleInstructions> {
+async function countedDrive(redis: RedisServerProcess, shape: DriveShape, lifecycle: Lifecycle): Promise<LifecycleInstructions> {
   const counter = new InstructionCounter(redis.pid!);
   const counted = { enqueue: 0, claim: 0, ack: 0 };
-  const { completed } = await drive(rounds, backlogBatches, lifecycle, {
+  const { completed } = await drive(shape, lifecycle, {
     begin: () => counter.start(),
     measure: async (step, run) => {
       await counter.zero();
@@ -315,16 +315,24 @@ async function countedDrive(
       return result;
     },
   });
-  const jobs = rounds * BATCH;
+  const jobs = shape.rounds * shape.batchSize;
   return { enqueue: counted.enqueue / jobs, claim: counted.claim / jobs, ack: counted.ack / completed, completed };
 }
 
-/** Runs the backlog (`backlogBatches` batches), then `rounds` rounds of enqueue, ack of a worker's previous claim, claim. */
-async function drive(rounds: number, backlogBatches: number, lifecycle: Lifecycle, meter: StepMeter): Promise<{ completed: number }> {
+/** How a drive runs: `rounds` rounds of batches of `batchSize` jobs, after a backlog of `backlogBatches` batches. */
+interface DriveShape {
+  rounds: number;
+  batchSize: number;
+  backlogBatches: number;
+}
+
+/** Runs the backlog, then the rounds: enqueue, ack of a worker's previous claim, claim. */
+async function drive(shape: DriveShape, lifecycle: Lifecycle, meter: StepMeter): Promise<{ completed: number }> {
+  const { rounds, batchSize, backlogBatches } = shape;
   let n = 0;
   const batch = (): Job[] =>
     buildJobs(
-      Array.from({ length: BATCH }, () => ({ type: 'bench.noop', queue: 'bench', args: [n++] })),
+      Array.from({ length: batchSize }, () => ({ type: 'bench.noop', queue: 'bench', args: [n++] })),
       {
         now: Date.now(),
         newId: uuidv7,
@@ -343,7 +351,7 @@ async function drive(rounds: number, backlogBatches: number, lifecycle: Lifecycl
     const workerId = `w${round % WORKERS}`;
     const previous = held.get(workerId);
     if (previous !== undefined) completed += await meter.measure('ack', () => lifecycle.ack(workerId, previous));
-    held.set(workerId, await meter.measure('claim', () => lifecycle.claim(workerId)));
+    held.set(workerId, await meter.measure('claim', () => lifecycle.claim(workerId, batchSize)));
   }
   return { completed };
 }

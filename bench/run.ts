@@ -338,6 +338,8 @@ async function floorsSection(): Promise<void> {
 /** Jobs and beats counted under callgrind: a few thousand, since the count is the same on every run. */
 const COUNTED_ROUNDS = 12;
 const COUNTED_BEAT_CALLS = 100;
+/** Rounds of one job a call: each call costs Redis as much as a batch's hundred jobs, and valgrind runs it slowly. */
+const COUNTED_SINGLE_ROUNDS = 24;
 
 /**
  * The Redis floors again as instructions (callgrind), the same count on any
@@ -350,7 +352,7 @@ async function redisInstructionFloors(): Promise<void> {
     return;
   }
   print(
-    `  Redis instructions (callgrind, the same count on any machine): per job of ${count(COUNTED_ROUNDS * 200)} as above, per beat of ${count(COUNTED_BEAT_CALLS * 20)} as above`,
+    `  Redis instructions (callgrind, the same count on any machine): per job of ${count(COUNTED_ROUNDS * 200)} as above, per beat of ${count(COUNTED_BEAT_CALLS * 20)} as above, then per job of ${COUNTED_SINGLE_ROUNDS} enqueued, claimed and acknowledged one a call`,
   );
   await phases.run('floors Redis instructions', async () => {
     const { ojs, minimal } = await redisLifecycleInstructions(COUNTED_ROUNDS);
@@ -359,6 +361,11 @@ async function redisInstructionFloors(): Promise<void> {
       `    minimal lifecycle            ${lifecycleInstructions(minimal)} (OJS's: ${(totalInstructions(ojs) / totalInstructions(minimal)).toFixed(2)}x)`,
     );
     print(`    OJS record-beat              ${count(Math.round(await redisBeatInstructions(COUNTED_BEAT_CALLS)))} per beat`);
+    const single = await redisLifecycleInstructions(COUNTED_SINGLE_ROUNDS, { batchSize: 1 });
+    print(`    OJS functions, one job a call ${lifecycleInstructions(single.ojs)}`);
+    print(
+      `    minimal, one job a call      ${lifecycleInstructions(single.minimal)} (OJS's: ${(totalInstructions(single.ojs) / totalInstructions(single.minimal)).toFixed(2)}x)`,
+    );
   });
 }
 
