@@ -7,6 +7,7 @@ import type { EventRetention, RetentionPolicy } from '../domain/retention';
 import { parseByteSize } from '../../lib/byte-size';
 import type { ConnectionPolicy } from '../../lib/connection-policy';
 import { parseDuration } from '../../lib/duration';
+import { redisPrefixProblem } from '../store/redis/keys';
 
 export type BackendConfig =
   | { kind: 'memory'; maxJobs: number; maxBytes: number }
@@ -99,7 +100,7 @@ export const SETTINGS = {
     env: 'OJS_REDIS_PREFIX',
     flag: 'redis-prefix',
     defaultValue: '{ojs}',
-    description: 'key prefix; its {hash tag} puts every key of a deployment in one cluster slot',
+    description: 'key prefix; its {hash tag} puts every key of a deployment in one cluster slot (no control characters)',
   },
   redisPingInterval: {
     env: 'OJS_REDIS_PING_INTERVAL',
@@ -422,7 +423,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Rea
   if (backendKind !== 'memory' && backendKind !== 'redis')
     problems.push(`${describe('backend')} must be memory or redis, got "${backendKind}"`);
   const prefix = raw('redisPrefix');
-  if (!/\{[^{}]+\}/.test(prefix)) problems.push(`${describe('redisPrefix')} must contain a {hash tag}, got "${prefix}"`);
+  const prefixProblem = redisPrefixProblem(prefix);
+  if (prefixProblem !== undefined) problems.push(`${describe('redisPrefix')} ${prefixProblem}, got ${JSON.stringify(prefix)}`);
   const memoryMaxJobs = Number(raw('memoryMaxJobs'));
   if (!Number.isSafeInteger(memoryMaxJobs) || memoryMaxJobs <= 0)
     problems.push(`${describe('memoryMaxJobs')} must be a positive whole number, got "${raw('memoryMaxJobs')}"`);

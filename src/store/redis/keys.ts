@@ -15,6 +15,15 @@
  */
 export const KEY_LIST_SEPARATOR = '\x1f';
 
+/** Why `prefix` cannot be a deployment's key prefix, or undefined when it can. */
+export function redisPrefixProblem(prefix: string): string | undefined {
+  // Every key of a deployment in one cluster slot: each script touches that slot alone.
+  if (!/\{[^{}]+\}/.test(prefix)) return 'must contain a {hash tag}';
+  // oxlint-disable-next-line no-control-regex -- control characters are what it refuses
+  if (/[\x00-\x1f\x7f]/.test(prefix)) return 'must not hold a control character (the key list joins keys with one)';
+  return undefined;
+}
+
 export class RedisKeys {
   readonly job: string;
   readonly ready: string;
@@ -89,9 +98,8 @@ export class RedisKeys {
   readonly workflowEnded: string;
 
   constructor(readonly prefix: string) {
-    if (!/\{[^{}]+\}/.test(prefix)) throw new Error(`Redis key prefix "${prefix}" needs a {hash tag}`);
-    // oxlint-disable-next-line no-control-regex -- control characters are what it refuses
-    if (/[\x00-\x1f\x7f]/.test(prefix)) throw new Error(`Redis key prefix ${JSON.stringify(prefix)} holds a control character`);
+    const problem = redisPrefixProblem(prefix);
+    if (problem !== undefined) throw new Error(`Redis key prefix ${JSON.stringify(prefix)} ${problem}`);
     this.job = `${prefix}:job:`;
     this.ready = `${prefix}:ready:`;
     this.due = `${prefix}:due`;

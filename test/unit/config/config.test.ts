@@ -102,6 +102,17 @@ describe('configuration', () => {
     expect((error as ConfigError).problems).toEqual([expect.stringContaining('OJS_REDIS_COMMAND_TIMEOUT (--redis-command-timeout)')]);
   });
 
+  it('refuses a Redis key prefix without a hash tag, or holding a control character', () => {
+    expect(loadConfig({ OJS_BACKEND: 'redis', OJS_REDIS_PREFIX: '{prod}:ojs' }, []).backend).toMatchObject({ prefix: '{prod}:ojs' });
+    for (const [prefix, problem] of [
+      ['prod', /must contain a \{hash tag\}, got "prod"/],
+      ['{prod}\t', /must not hold a control character/],
+    ] as const) {
+      const error = thrownBy(() => loadConfig({ OJS_REDIS_PREFIX: prefix }, [])) as ConfigError;
+      expect(error.problems).toEqual([expect.stringMatching(problem)]);
+    }
+  });
+
   it('serves no health port and leaves health and reflection open by default, and reads how to close them', () => {
     const defaults = loadConfig({}, []);
     expect(defaults.healthPort).toBeUndefined();
