@@ -7,7 +7,7 @@ import type { EventRetention, RetentionPolicy } from '../domain/retention';
 import { parseByteSize } from '../../lib/byte-size';
 import type { ConnectionPolicy } from '../../lib/connection-policy';
 import { parseDuration } from '../../lib/duration';
-import { redisPrefixProblem } from '../store/redis/keys';
+import { redisPrefixProblem } from '../../lib/redis-prefix';
 
 export type BackendConfig =
   | { kind: 'memory'; maxJobs: number; maxBytes: number }

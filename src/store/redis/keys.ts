@@ -1,3 +1,5 @@
+import { redisPrefixProblem } from '../../../lib/redis-prefix';
+
 /**
  * The only place Redis key names are built. Every key starts with the
  * configured prefix, whose {hash tag} puts all keys of a deployment in one
@@ -14,15 +16,6 @@
  * no key holds it, since a prefix holds no control character.
  */
 export const KEY_LIST_SEPARATOR = '\x1f';
-
-/** Why `prefix` cannot be a deployment's key prefix, or undefined when it can. */
-export function redisPrefixProblem(prefix: string): string | undefined {
-  // Every key of a deployment in one cluster slot: each script touches that slot alone.
-  if (!/\{[^{}]+\}/.test(prefix)) return 'must contain a {hash tag}';
-  // oxlint-disable-next-line no-control-regex -- control characters are what it refuses
-  if (/[\x00-\x1f\x7f]/.test(prefix)) return 'must not hold a control character (the key list joins keys with one)';
-  return undefined;
-}
 
 export class RedisKeys {
   readonly job: string;
