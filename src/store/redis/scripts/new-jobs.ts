@@ -13,9 +13,9 @@ import { arg, type ScriptArg, type ScriptSettings } from '../script';
 /**
  * Appends a batch of new jobs as lua/lib/new-jobs.lua reads it: the job
  * count, then per job its head (what the script works with) and its hash
- * (the fields job-codec.ts reads, whole: the script stores it without
- * reading it). `now` is the script's: the jobs made available are enqueued
- * then, and their facts are recorded then.
+ * (the fields job-codec.ts reads, whole: those every job holds as values
+ * alone, the others as field, value pairs). `now` is the script's: the
+ * jobs made available are enqueued then, and their facts are recorded then.
  */
 export function appendNewJobs(args: ScriptArg[], jobs: readonly Job[], now: number, settings: ScriptSettings): ScriptArg[] {
   args.push(jobs.length);
@@ -28,10 +28,6 @@ function appendNewJob(args: ScriptArg[], job: Job, now: number, settings: Script
   const unique = uniqueHead(job);
   args.push(
     arg.id(job.id, 'job id'),
-    arg.id(job.queue, 'job queue'),
-    arg.id(job.state, 'job state'),
-    arg.int(job.priority, 'job priority'),
-    arg.int(job.createdAt, 'job createdAt'),
     // The deadline of a job that never ran (domain waitingDeadline): its enqueue TTL counts.
     arg.optionalInt(discardAt === undefined ? ttlAt : Math.min(discardAt, ttlAt ?? discardAt), 'job waiting deadline'),
     arg.optionalInt(job.state === 'scheduled' ? job.scheduledAt : undefined, 'job scheduledAt'),
@@ -41,6 +37,18 @@ function appendNewJob(args: ScriptArg[], job: Job, now: number, settings: Script
     unique.until,
     unique.period,
     unique.conflict,
+    // The fields every job holds, by position, without their names (lua/lib/new-jobs.lua storeNewJob names them):
+    // body, type, queue, priority, createdAt, vis, tmo, grace, stall, state.
+    encodeBody(job),
+    arg.id(job.type, 'job type'),
+    arg.id(job.queue, 'job queue'),
+    arg.int(job.priority, 'job priority'),
+    arg.int(job.createdAt, 'job createdAt'),
+    arg.int(job.visibilityTimeoutMs, 'job visibilityTimeoutMs'),
+    arg.int(job.timeoutMs, 'job timeoutMs'),
+    arg.int(job.gracePeriodMs, 'job gracePeriodMs'),
+    arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'),
+    arg.id(job.state, 'job state'),
   );
   const countAt = args.length;
   args.push(0);
@@ -50,16 +58,6 @@ function appendNewJob(args: ScriptArg[], job: Job, now: number, settings: Script
   const optional = (name: string, value: ScriptArg | undefined): void => {
     if (value !== undefined && value !== '') args.push(name, value);
   };
-  field('body', encodeBody(job));
-  field('type', arg.id(job.type, 'job type'));
-  field('queue', job.queue);
-  field('priority', job.priority);
-  field('createdAt', job.createdAt);
-  field('vis', arg.int(job.visibilityTimeoutMs, 'job visibilityTimeoutMs'));
-  field('tmo', arg.int(job.timeoutMs, 'job timeoutMs'));
-  field('grace', arg.int(job.gracePeriodMs, 'job gracePeriodMs'));
-  field('stall', arg.int(job.heartbeatTimeoutMs, 'job heartbeatTimeoutMs'));
-  field('state', job.state);
   if (job.state === 'available') field('enqueuedAt', arg.int(now, 'now'));
   optional('discardAt', arg.optionalInt(discardAt, 'job discardAt'));
   optional('ttlAt', arg.optionalInt(ttlAt, 'job ttlAt'));

@@ -4,25 +4,33 @@
   deciding their unique policies, storing them.
 
   A batch is its job count, then each job: NEW_JOB_HEAD arguments (what the
-  script itself works with; '' for none), then the count of its hash's
-  arguments, then those fields and values (scripts/new-jobs.ts
-  appendNewJobs). The head: id, queue, state, priority, created at (what a
-  scheduled or pending job is listed by), waiting deadline (domain
-  waitingDeadline of a job that never ran: the expiries index), scheduled
-  at (the due index), the job's fact (its line as lib jobFactLine lays it
-  out: none -> its state; recorded when the log is on, '' when it is
-  off), uniqueness key, its policy's states (",available,active,"), until
-  (created at + period), the policy's period, on conflict (reject,
-  ignore, replace).
+  script itself works with; '' for none), then the values of the fields
+  every job's hash holds, in storeNewJob's order and without their names,
+  then the count of the arguments of its other fields, then those fields
+  and values (scripts/new-jobs.ts appendNewJobs). The head: id, waiting
+  deadline (domain waitingDeadline of a job that never ran: the expiries
+  index), scheduled at (the due index), the job's fact (its line as lib
+  jobFactLine lays it out: none -> its state; recorded when the log is on,
+  '' when it is off), uniqueness key, its policy's states
+  (",available,active,"), until (created at + period), the policy's
+  period, on conflict (reject, ignore, replace). Of the fields every job
+  holds (body, type, queue, priority, created at, visibility timeout,
+  execution timeout, grace period, heartbeat timeout, state), the script
+  works with the queue, priority, created at (what a scheduled or pending
+  job is listed by) and state too.
 
-  The hash arrives whole, in the fields job-codec.ts reads, its state and
-  enqueue time among them: the script stores it as it comes, without
-  reading a field of it, so a job costs one HSET and no Lua per field.
-  What it works with itself (the head) it checks, as every script checks
-  its arguments; the hash's values are written by the same TypeScript
-  encoder, which refuses any value the domain would not have produced.
+  The hash arrives whole, in the fields job-codec.ts reads, its enqueue
+  time among them: the script stores it as it comes, so a job costs one
+  HSET and no Lua per field. The names of the fields every job holds are
+  the script's own: a call's arguments cost Redis over a thousand
+  instructions each, and those names are the same for every job. What it
+  works with itself it checks, as every script checks its arguments; the
+  hash's other values are written by the same TypeScript encoder, which
+  refuses any value the domain would not have produced.
 ]]
-local NEW_JOB_HEAD = 13
+local NEW_JOB_HEAD = 9
+-- Where the values of the fields every job holds (FIXED_FIELDS of them) put those the script reads, from the first.
+local FIXED_FIELDS, AT_QUEUE, AT_PRIORITY, AT_CREATED, AT_STATE = 10, 2, 3, 4, 9
 -- States a new job may start in: waiting, and never for a retry.
 local NEW_JOB_STATES = { scheduled = true, available = true, pending = true }
 -- Most hash arguments of one new job: far beyond the fields a job has.
@@ -39,23 +47,26 @@ local function argNewJobs(at)
   local repeated
   local i = at + 1
   for j = 1, n do
+    local fixed = i + NEW_JOB_HEAD
     local job = {
-      id = argId(i), queue = argId(i + 1), state = argMember(i + 2, NEW_JOB_STATES), priority = argInt(i + 3, PRIORITY_MIN, PRIORITY_MAX),
-      createdAt = argNow(i + 4), deadline = argOptionalTime(i + 5), scheduledAt = argOptionalTime(i + 6), fact = argText(i + 7),
-      uk = argOptional(i + 8), us = argOptional(i + 9), uu = argOptionalTime(i + 10), up = argOptionalTime(i + 11), uc = argOptional(i + 12),
+      id = argId(i), deadline = argOptionalTime(i + 1), scheduledAt = argOptionalTime(i + 2), fact = argText(i + 3),
+      uk = argOptional(i + 4), us = argOptional(i + 5), uu = argOptionalTime(i + 6), up = argOptionalTime(i + 7), uc = argOptional(i + 8),
+      queue = argId(fixed + AT_QUEUE), priority = argInt(fixed + AT_PRIORITY, PRIORITY_MIN, PRIORITY_MAX), createdAt = argNow(fixed + AT_CREATED),
+      state = argMember(fixed + AT_STATE, NEW_JOB_STATES), fixedFrom = SETTINGS + fixed,
     }
     if job.uk and not (job.us and (job.uc == 'reject' or job.uc == 'ignore' or job.uc == 'replace')) then
-      refuse(i + 12, 'a uniqueness key needs its states and one of reject, ignore, replace')
+      refuse(i + 8, 'a uniqueness key needs its states and one of reject, ignore, replace')
     end
-    if job.state == 'scheduled' and not job.scheduledAt then refuse(i + 6, 'is required for a scheduled job') end
-    local count = argInt(i + NEW_JOB_HEAD, 2, MAX_NEW_JOB_HASH_ARGS)
-    if count % 2 ~= 0 then refuse(i + NEW_JOB_HEAD, 'is not a count of field, value pairs') end
-    job.hashFrom = SETTINGS + i + NEW_JOB_HEAD + 1
-    job.hashTo = job.hashFrom + count - 1
+    if job.state == 'scheduled' and not job.scheduledAt then refuse(i + 2, 'is required for a scheduled job') end
+    local countAt = fixed + FIXED_FIELDS
+    local count = argInt(countAt, 0, MAX_NEW_JOB_HASH_ARGS)
+    if count % 2 ~= 0 then refuse(countAt, 'is not a count of field, value pairs') end
+    job.otherFrom = SETTINGS + countAt + 1
+    job.otherTo = job.otherFrom + count - 1
     if seen[job.id] and not repeated then repeated = j end
     seen[job.id] = true
     jobs[j] = job
-    i = i + NEW_JOB_HEAD + 1 + count
+    i = countAt + 1 + count
   end
   if i ~= ownArgCount() + 1 then error({ err = 'BADARG ' .. n .. ' new jobs from ARGV[' .. (at + 1) .. '] do not end at ARGV[' .. ownArgCount() .. ']' }) end
   -- One EXISTS for the batch; the first job taken is looked for only when one is.
@@ -114,7 +125,10 @@ local function storeNewJob(job, now, seenQueues)
     seenQueues[queue] = true
     zadd(K.queues, 0, queue)
   end
-  redis.call('HSET', K.job .. id, unpack(argv, job.hashFrom, job.hashTo))
+  local v = job.fixedFrom
+  redis.call('HSET', K.job .. id, 'body', argv[v], 'type', argv[v + 1], 'queue', argv[v + 2], 'priority', argv[v + 3], 'createdAt', argv[v + 4],
+    'vis', argv[v + 5], 'tmo', argv[v + 6], 'grace', argv[v + 7], 'stall', argv[v + 8], 'state', argv[v + 9],
+    unpack(argv, job.otherFrom, job.otherTo))
   if state == 'available' then
     zadd(K.ready .. queue, readyScore(job.priority), id)
     available[queue] = (available[queue] or 0) + 1
