@@ -1,22 +1,22 @@
 import { redisPrefixProblem } from '../../../lib/redis-prefix';
 
 /**
- * The only place Redis key names are built. Every key starts with the
- * configured prefix, whose {hash tag} puts all keys of a deployment in one
- * Redis Cluster slot: each script touches that slot alone.
- *
- * Scripts receive the same KEYS list (see {@link RedisKeys.scriptKeys}).
- * Some entries are prefixes of per-job, per-queue or per-worker keys (a
- * script learns ids only as it runs, e.g. when it pops a queue); they carry
- * the same hash tag, so the keys built from them stay in the declared slot.
- */
-/**
  * Joins the script keys into the one setting scripts read them from
  * (script-runner.ts scriptPrologue; lua/lib/ojs.lua KEY_LIST_SEPARATOR):
  * no key holds it, since a prefix holds no control character.
  */
 export const KEY_LIST_SEPARATOR = '\x1f';
 
+/**
+ * The only place Redis key names are built. Every key starts with the
+ * configured prefix, whose {hash tag} puts all keys of a deployment in one
+ * Redis Cluster slot: each script touches that slot alone.
+ *
+ * Scripts receive the same key list (see {@link RedisKeys.scriptKeys}).
+ * Some entries are prefixes of per-job, per-queue or per-worker keys (a
+ * script learns ids only as it runs, e.g. when it pops a queue); they carry
+ * the same hash tag, so the keys built from them stay in the declared slot.
+ */
 export class RedisKeys {
   readonly job: string;
   readonly ready: string;

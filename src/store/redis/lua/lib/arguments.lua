@@ -67,7 +67,7 @@ end
   Starts a call: its ARGV, its settings read (a call refused for
   them writes nothing: no script has started), and no state left by an
   earlier call. The arg* helpers below are on every script's hot path (an
-  enqueue reads 23 arguments per job): they read ARGV directly and call no
+  enqueue reads 14 arguments per job): they read ARGV directly and call no
   more than one helper deep.
 ]]
 local function begin(_, args)
