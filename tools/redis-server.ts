@@ -26,8 +26,8 @@ export interface RedisServerOptions {
   /** Clients must authenticate with this password (requirepass); `url` then carries it. */
   password?: string;
   /**
-   * A command the server runs under, such as valgrind's: redis-server is
-   * its last argument, and the process started (whose PID `pid` is) is its.
+   * A command the server runs under, such as valgrind's: redis-server and
+   * its own arguments follow the command's. `pid` is the started process's.
    */
   runUnder?: readonly [string, ...string[]];
 }
