@@ -54,7 +54,9 @@ export function readSettlements(reply: unknown, items: readonly { jobId: string 
   if (results.length !== items.length * SETTLEMENT_STRIDE) unexpectedReply(`${what} (three elements per item)`, reply);
   return items.map((item, i): SettlementOutcome => {
     const at = i * SETTLEMENT_STRIDE;
-    const [status, state, transition] = [results[at], results[at + 1], results[at + 2]];
+    const status = results[at];
+    const state = results[at + 1];
+    const transition = results[at + 2];
     const code = readString(status, `${what} status`);
     if (code !== 'ok')
       return { ok: false, error: refusalError({ status: code, jobId: item.jobId, state: readString(state, `${what} state`) }) };
