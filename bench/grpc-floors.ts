@@ -5,8 +5,10 @@ import { HealthDefinition } from 'nice-grpc-server-health';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../src/project-root';
 import { JsonLinesProcess } from '../tools/json-lines-process';
+import { SERVER_NODE_FLAGS } from '../tools/server-process';
 import { processCpuMicros, processRssBytes } from './cpu-accounting';
 import { within, WAIT_MS } from './deadline';
+import { GC_TRACE_OPTIONS, gcPausesSince, type GcPauses } from './gc-pauses';
 import { pause } from '../lib/pause';
 import { percentiles, type Percentiles } from './percentiles';
 import { track } from './servers';
@@ -37,25 +39,33 @@ async function measureCalls(count: number, warmup: number, serverPid: number, ca
   };
 }
 
-/** A running bench/bare-grpc-server.ts: its port and PID. */
+/** A running bench/bare-grpc-server.ts: its port and PID, and its lines (its collector's pauses among them). */
 interface BareServer {
   port: number;
   pid: number;
+  lines: JsonLinesProcess['lines'];
 }
 
 /** The library a bare server answers with: grpc-js alone, or nice-grpc over it (as the OJS server does). */
 export type BareLibrary = 'grpc-js' | 'nice-grpc';
 
-/** Runs `use` with a bare gRPC server process of its own, killed by its PID whatever happens. */
+/**
+ * Runs `use` with a bare gRPC server process of its own, killed by its PID
+ * whatever happens. It runs with the server's Node flags, and prints its
+ * collector's pauses as the server does in the workers section: what the
+ * transport alone costs the collector is then compared like for like.
+ */
 async function withBareServer<T>(library: BareLibrary, use: (server: BareServer) => Promise<T>): Promise<T> {
-  const server = new JsonLinesProcess(`the bare gRPC server (${library})`, process.execPath, [
-    join(projectRoot(), 'dist', 'bench', 'bare-grpc-server.js'),
-    library,
-  ]);
+  const server = new JsonLinesProcess(
+    `the bare gRPC server (${library})`,
+    process.execPath,
+    [...SERVER_NODE_FLAGS, join(projectRoot(), 'dist', 'bench', 'bare-grpc-server.js'), library],
+    { env: { ...process.env, NODE_OPTIONS: [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS].filter(Boolean).join(' ') } },
+  );
   const untrack = track(() => server.kill());
   try {
     const { port } = (await server.waitFor((line) => line['msg'] === 'listening', 'that it listens', 10_000)) as { port: number };
-    return await use({ port, pid: server.pid });
+    return await use({ port, pid: server.pid, lines: server.lines });
   } finally {
     await server.kill();
     untrack();
@@ -124,6 +134,8 @@ export interface StreamsCost {
   microsPerMessage: number;
   /** Its RSS with every stream open, less before any opened, per stream. */
   rssPerStreamBytes: number;
+  /** Its collector's pauses in the window. */
+  gc: GcPauses;
 }
 
 /**
@@ -135,7 +147,7 @@ export interface StreamsCost {
  * work; on nice-grpc, one middleware layer that passes messages through.
  */
 export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promise<StreamsCost> {
-  return withBareServer(library, async ({ port, pid }) => {
+  return withBareServer(library, async ({ port, pid, lines }) => {
     const rssBefore = processRssBytes(pid);
     const clients = Array.from({ length: Math.ceil(plan.streams / plan.perConnection) }, () => echoClient(port));
     const timers: NodeJS.Timeout[] = [];
@@ -173,6 +185,7 @@ export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promis
       await pause(plan.intervalMs);
       const cpuBefore = processCpuMicros(pid);
       const answeredBefore = answered;
+      const linesBefore = lines.length;
       const started = performance.now();
       await pause(plan.windowMs);
       const windowMicros = (performance.now() - started) * 1_000;
@@ -183,6 +196,7 @@ export function bareStreamsCost(library: BareLibrary, plan: StreamsPlan): Promis
         cpuShare: cpu / windowMicros,
         microsPerMessage: cpu / Math.max(1, messages),
         rssPerStreamBytes: (processRssBytes(pid) - rssBefore) / plan.streams,
+        gc: gcPausesSince(lines, linesBefore),
       };
     } finally {
       for (const timer of timers) clearTimeout(timer);

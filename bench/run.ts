@@ -7,6 +7,7 @@ import type { JobSpec } from '../packages/sdk/src';
 import { ojsLatency, ojsThroughput, rawLatency, unaryRoundTrip, type OjsLoadResult, type RawLatencyResult } from './ojs-bench';
 import { percentiles } from './percentiles';
 import { withoutPauses } from './own-pauses';
+import { describePauses } from './gc-pauses';
 import { cpuPerJob } from './cpu-accounting';
 import { Phases } from './phases';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
@@ -314,8 +315,24 @@ async function floorsSection(): Promise<void> {
         windowMs: IDLE_MS,
       });
       print(`    ${(library === 'grpc-js' ? 'grpc-js alone' : 'nice-grpc, one layer').padEnd(29)}${streamsCost(cost)}`);
+      print(`${' '.repeat(33)}its collector: ${describePauses(cost.gc, IDLE_MS / 1000)}`);
     });
   }
+  // A young-generation pause grows with the streams a process holds, not only with what it allocates: a tenth of the streams, as many messages.
+  const tenth = Math.max(1, Math.round(FLEET / 10));
+  await phases.run('floors gRPC streams, a tenth', async () => {
+    const cost = await bareStreamsCost('grpc-js', {
+      streams: 2 * tenth,
+      beating: tenth,
+      intervalMs: beatIntervalMs / 10,
+      perConnection: 2 * WORKERS_PER_CONNECTION,
+      windowMs: IDLE_MS,
+    });
+    print(
+      `    grpc-js alone, ${count(2 * tenth)} streams, ${count(tenth)} of them sending every ${beatIntervalMs / 10_000} s: ${streamsCost(cost)}`,
+    );
+    print(`${' '.repeat(33)}its collector: ${describePauses(cost.gc, IDLE_MS / 1000)}`);
+  });
   const rounds = Math.max(1, Math.floor(JOBS / 200));
   print(
     `  Redis per job, batches of 200 with 20,000 jobs waiting and about 800 active, ${count(rounds * 200)} jobs (FCALL time in INFO commandstats)`,
