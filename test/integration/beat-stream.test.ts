@@ -182,6 +182,20 @@ describe('the Beat stream', () => {
     expect(answers.map((answer) => answer.inReplyTo)).toEqual(sequences);
   });
 
+  it('answers beats sent faster than it answers them, each once and in order, and goes on answering', async () => {
+    const worker = await TestWorker.register(clients);
+    const beat = worker.openBeat();
+    const sequences = Array.from({ length: 30 }, () => worker.nextSequence());
+    // Not waiting for the answers: beats arrive while earlier ones are handled, wait, and hold the stream back.
+    for (const sequence of sequences) beat.send({ workerId: worker.workerId, state: RUNNING, activeJobs: 0, activeJobIds: [], sequence });
+    const answers = [];
+    for (let i = 0; i < sequences.length; i++) answers.push(await beat.responses.next());
+    expect(answers.map((answer) => answer.inReplyTo)).toEqual(sequences);
+    // Read again after the burst: the next beat is answered as any.
+    const sequence = worker.nextSequence();
+    expect(await beat.beat(RUNNING, [], sequence)).toMatchObject({ inReplyTo: sequence });
+  });
+
   it('reports the heartbeat settings at registration', async () => {
     const reply = await clients.workers.register({
       workerId: `w-${randomUUID()}`,
