@@ -286,7 +286,8 @@ const lifecycleCost = (c: LifecycleCost): string =>
  * The floors under the figures: what a gRPC round trip costs with grpc-js
  * alone, beside the server's own simplest call; what a bare server spends
  * on the streams of the workers section's fleet, on grpc-js alone and
- * through nice-grpc; and what Redis spends per job on OJS's functions
+ * through nice-grpc, its collector's pauses among it, and on grpc-js alone
+ * with a tenth of those streams; and what Redis spends per job on OJS's functions
  * beside the least functions with one record per job do
  * (bench/minimal-lifecycle.lua), in the batched load's batches, and per
  * beat; then the same Redis floors counted in instructions.

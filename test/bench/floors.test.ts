@@ -62,7 +62,7 @@ describe("the benchmark's floors", () => {
       // CPU is counted in ticks of 10 ms, which a window this short may not reach.
       expect(cost.microsPerMessage).toBeGreaterThanOrEqual(0);
       expect(Number.isFinite(cost.rssPerStreamBytes)).toBe(true);
-      // Its collector's pauses come from its own trace: counted, never negative (a window this short may hold none).
+      // The cost carries the bare server's collector pauses, from its own trace (a window this short may hold none).
       expect(cost.gc.young.count).toBeGreaterThanOrEqual(0);
       expect(cost.gc.young.totalMs).toBeGreaterThanOrEqual(0);
     },
