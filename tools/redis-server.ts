@@ -137,7 +137,7 @@ export class RedisServerProcess {
     if (this.options.password !== undefined) args.push('--requirepass', this.options.password);
     if (this.options.cluster === true) args.push('--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${this.port}.conf`);
     const [command, ...commandArgs] = [...(this.options.runUnder ?? []), 'redis-server', ...args];
-    const child = spawn(command!, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     await new Promise<void>((resolve, reject) => {
       let output = '';
