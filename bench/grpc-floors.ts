@@ -16,26 +16,42 @@ import { ECHO_SERVICE } from './bare-grpc-server';
 
 /** A round trip's latency, and the CPU each side spent per call. */
 export interface CallCost extends Percentiles {
+  /** Calls measured. */
+  calls: number;
   serverMicros: number;
   clientMicros: number;
 }
 
-/** Runs `call` back to back, `count` times after `warmup`: latency percentiles and CPU per call of this process and `serverPid`. */
-async function measureCalls(count: number, warmup: number, serverPid: number, call: () => Promise<unknown>): Promise<CallCost> {
+/**
+ * Runs `call` `count` times after `warmup`, back to back in each of
+ * `inFlight` loops (one: each call finds the server idle): latency
+ * percentiles and CPU per call of this process and `serverPid`.
+ */
+async function measureCalls(
+  count: number,
+  warmup: number,
+  serverPid: number,
+  call: () => Promise<unknown>,
+  inFlight = 1,
+): Promise<CallCost> {
   for (let i = 0; i < warmup; i++) await call();
   const samples: number[] = [];
   const server = processCpuMicros(serverPid);
   const client = process.cpuUsage();
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await call();
-    samples.push(performance.now() - started);
-  }
+  const loop = async (calls: number): Promise<void> => {
+    for (let i = 0; i < calls; i++) {
+      const started = performance.now();
+      await call();
+      samples.push(performance.now() - started);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, (_, i) => loop(Math.floor((count + i) / inFlight))));
   const used = process.cpuUsage(client);
   return {
     ...percentiles(samples),
-    serverMicros: (processCpuMicros(serverPid) - server) / count,
-    clientMicros: (used.user + used.system) / count,
+    calls: samples.length,
+    serverMicros: (processCpuMicros(serverPid) - server) / samples.length,
+    clientMicros: (used.user + used.system) / samples.length,
   };
 }
 
@@ -92,9 +108,11 @@ function echoClient(port: number): EchoClient {
  * The transport's floor on this machine: a unary round trip of grpc-js
  * alone (bench/bare-grpc-server.ts, a client with no middleware), against
  * which the server's own Health/Check (nice-grpc, its middleware, health)
- * reads.
+ * reads. With `inFlight` calls under way at once the server never idles:
+ * what a call costs it then, against one at a time, is what waking up for
+ * a call costs on this machine.
  */
-export function bareUnaryCost(count: number): Promise<CallCost> {
+export function bareUnaryCost(count: number, inFlight = 1): Promise<CallCost> {
   return withBareServer('grpc-js', async ({ port, pid }) => {
     const client = echoClient(port);
     const bytes = Buffer.from('ping');
@@ -104,6 +122,7 @@ export function bareUnaryCost(count: number): Promise<CallCost> {
         Math.min(1_000, count),
         pid,
         () => new Promise<void>((resolve, reject) => client.echo(bytes, (error) => (error === null ? resolve() : reject(error)))),
+        inFlight,
       );
     } finally {
       client.close();

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import { sha256Hex } from '../lib/sha256';
+import { BEAT_CALL_SPACING_MS } from '../src/app/beat-batcher';
 import { buildJobs } from '../src/domain/job-submission';
 import { DEFAULT_PAYLOAD_LIMITS, DELIVERY_BUDGET_BYTES } from '../src/domain/limits';
 import { encodeJobFact } from '../src/store/redis/fact-codec';
@@ -175,18 +176,19 @@ export interface BeatCost {
   process: number;
 }
 
-/** Workers beating in turn, as the workers section's fleet. */
+/** Workers beating in turn, as the workers section's fleet, each every 5 s. */
 const FLEET = 10_000;
+const BEAT_INTERVAL_MS = 5_000;
 /**
  * Beats per call: a replica with that fleet hears 2,000 beats a second,
- * and its batcher records them in at most 100 calls a second (BeatBatcher).
+ * and its batcher records those of each BEAT_CALL_SPACING_MS in one call.
  */
-const BEATS_PER_CALL = 20;
+export const BEATS_PER_CALL = Math.round((FLEET / BEAT_INTERVAL_MS) * BEAT_CALL_SPACING_MS);
 
 /**
  * What Redis spends per beat of a worker that holds no job (the fleet's
  * beats while no job flows): record-beat through the store, in batches of
- * 20 beats, the fleet's 10,000 workers (`fleet`) beating in turn, each beat
+ * BEATS_PER_CALL, the fleet's 10,000 workers (`fleet`) beating in turn, each beat
  * with its worker's next sequence; a beat refused fails the floor.
  */
 export async function redisBeatCost(calls: number, fleet = FLEET): Promise<BeatCost> {
@@ -229,7 +231,7 @@ export async function redisBeatInstructions(calls: number, fleet = FLEET): Promi
 /**
  * Registers the fleet's workers on `redis`, has every one beat once (its
  * first beat is no different, but the keys are warm), then lends `use` a
- * round of the next 20 beats.
+ * round of the next BEATS_PER_CALL beats.
  */
 async function withBeatingFleet<T>(
   redis: RedisServerProcess,

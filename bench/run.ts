@@ -11,13 +11,14 @@ import { describePauses } from './gc-pauses';
 import { cpuPerJob } from './cpu-accounting';
 import { Phases } from './phases';
 import { CountingRedisProxy, redisCommandsExecuted, resetRedisStats } from './redis-accounting';
-import { killLeftovers, redisEnv, withRedis, withServer, withServerProcess } from './servers';
+import { assertServerBuilt, killLeftovers, redisEnv, SERVER_ROOT, withRedis, withServer, withServerProcess } from './servers';
 import { SHAPE, type LoadMode, type LoadResult } from './shape';
 import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './workers-section';
 import { count, ms, pct } from './format';
 import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
 import { InstructionCounter } from './instruction-counter';
 import {
+  BEATS_PER_CALL,
   redisBeatCost,
   redisBeatInstructions,
   redisLifecycleCosts,
@@ -294,9 +295,12 @@ const lifecycleCost = (c: LifecycleCost): string =>
  */
 async function floorsSection(): Promise<void> {
   print(`\nFloors on this machine`);
-  print(`  gRPC unary round trip, back to back, ${count(SAMPLES)} calls`);
+  print(`  gRPC unary round trip, back to back, ${count(SAMPLES)} calls (one at a time unless said)`);
   await phases.run('floors gRPC', async () => {
     print(`    grpc-js alone                ${callCost(await bareUnaryCost(SAMPLES))}`);
+    // The server never idles: against the line above, what waking up for each call costs.
+    const busy = `grpc-js alone, ${UNARY_IN_FLIGHT} in flight`;
+    print(`    ${busy.padEnd(29)}${callCost(await bareUnaryCost(SAMPLES, UNARY_IN_FLIGHT))}`);
     await withServerProcess({}, async (server) =>
       print(`    OJS server, Health/Check     ${callCost(await healthCheckCost(server.address, server.pid, SAMPLES))}`),
     );
@@ -343,9 +347,12 @@ async function floorsSection(): Promise<void> {
     print(`    OJS functions                ${lifecycleCost(ojs)}`);
     print(`    minimal lifecycle            ${lifecycleCost(minimal)}`);
   });
-  print(`  Redis per beat of a worker holding no job, batches of 20 beats of 10,000 workers, ${count(rounds * 200)} beats`);
+  const beatCalls = Math.ceil((rounds * 200) / BEATS_PER_CALL);
+  print(
+    `  Redis per beat of a worker holding no job, batches of ${BEATS_PER_CALL} beats of 10,000 workers, ${count(beatCalls * BEATS_PER_CALL)} beats`,
+  );
   await phases.run('floors Redis beats', async () => {
-    const beat = await redisBeatCost(rounds * 10);
+    const beat = await redisBeatCost(beatCalls);
     print(
       `    OJS record-beat              ${beat.call.toFixed(1)} µs, of which the commands it ran ${beat.commands.toFixed(1)} µs (Redis process: ${beat.process.toFixed(1)} µs)`,
     );
@@ -353,9 +360,12 @@ async function floorsSection(): Promise<void> {
   await redisInstructionFloors();
 }
 
+/** Calls under way at once in the floor whose server never idles. */
+const UNARY_IN_FLIGHT = 100;
+
 /** Jobs and beats counted under callgrind: a few thousand, since the count is the same on every run. */
 const COUNTED_ROUNDS = 12;
-const COUNTED_BEAT_CALLS = 100;
+const COUNTED_BEAT_CALLS = 40;
 /** Rounds of one job a call: each call costs Redis as much as a batch's hundred jobs, and valgrind runs it slowly. */
 const COUNTED_SINGLE_ROUNDS = 24;
 
@@ -370,7 +380,7 @@ async function redisInstructionFloors(): Promise<void> {
     return;
   }
   print(
-    `  Redis instructions (callgrind, the same count on any machine): per job of ${count(COUNTED_ROUNDS * 200)} as above, per beat of ${count(COUNTED_BEAT_CALLS * 20)} as above, then per job of ${COUNTED_SINGLE_ROUNDS} enqueued, claimed and acknowledged one a call`,
+    `  Redis instructions (callgrind, the same count on any machine): per job of ${count(COUNTED_ROUNDS * 200)} as above, per beat of ${count(COUNTED_BEAT_CALLS * BEATS_PER_CALL)} as above, then per job of ${COUNTED_SINGLE_ROUNDS} enqueued, claimed and acknowledged one a call`,
   );
   await phases.run('floors Redis instructions', async () => {
     const { ojs, minimal } = await redisLifecycleInstructions(COUNTED_ROUNDS);
@@ -390,6 +400,8 @@ async function redisInstructionFloors(): Promise<void> {
 /** BENCH_ONLY picks one section; the workers section (many minutes) runs only when picked. */
 async function main(): Promise<void> {
   const only = process.env['BENCH_ONLY'];
+  assertServerBuilt();
+  if (SERVER_ROOT !== undefined) print(`The server measured: the build in ${SERVER_ROOT} (BENCH_SERVER_ROOT)`);
   if (only === undefined || only === 'memory') await memorySection();
   if (only === undefined || only === 'redis') await redisSection();
   if (only === undefined || only === 'events') await eventLogSection();

@@ -1,6 +1,25 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { RedisServerProcess, type RedisServerOptions } from '../tools/redis-server';
-import { ServerProcess } from '../tools/server-process';
+import { serverEntry, ServerProcess } from '../tools/server-process';
 import { cleanUp, WAIT_MS } from './deadline';
+
+const serverRootSetting = process.env['BENCH_SERVER_ROOT'];
+/**
+ * The checkout whose server the benchmark runs: BENCH_SERVER_ROOT names
+ * another one, built there (`npm run build`), so that two builds' servers
+ * are measured by the same clients, workers and loads, this checkout's.
+ * Unset: this checkout's own server.
+ */
+export const SERVER_ROOT: string | undefined = serverRootSetting === undefined ? undefined : resolve(serverRootSetting);
+const SERVER_ENTRY = serverEntry(SERVER_ROOT);
+
+/** Fails at once, saying why, when BENCH_SERVER_ROOT names no built server. */
+export function assertServerBuilt(): void {
+  if (!existsSync(SERVER_ENTRY)) {
+    throw new Error(`BENCH_SERVER_ROOT=${SERVER_ROOT}: no server at ${SERVER_ENTRY}; run \`npm ci && npm run build\` in that checkout`);
+  }
+}
 
 /**
  * The processes this run started that may still run, each with how to kill
@@ -25,7 +44,7 @@ export async function killLeftovers(): Promise<void> {
 export async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
   // Tracked from its spawn: a run interrupted while the server starts still kills it.
   let untrack: (() => void) | undefined;
-  const server = await ServerProcess.start(env, [], undefined, (spawned) => (untrack = track(() => spawned.kill())));
+  const server = await ServerProcess.start(env, [], undefined, (spawned) => (untrack = track(() => spawned.kill())), SERVER_ENTRY);
   try {
     return await use(server);
   } finally {

@@ -12,6 +12,9 @@ export interface LogLine {
 /** Node's flags for the server, as `npm start` and the Docker image give them (README.md, "Memory and the collector"). */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=32'];
 
+/** The server's entry point in the build of the checkout at `root` (this one's by default). */
+export const serverEntry = (root: string = projectRoot()): string => join(root, 'dist', 'src', 'main.js');
+
 /**
  * The real server (dist/src/main.js, what `npm start` runs) as a process of
  * its own on 127.0.0.1 and a free port; for the benchmark and the tests that
@@ -31,11 +34,13 @@ export class ServerProcess extends JsonLinesProcess {
     timeoutMs = 20_000,
     /** Sees the process as soon as it is spawned, before it listens. */
     onSpawn?: (server: ServerProcess) => void,
+    /** The server to run: another build's (serverEntry) for the benchmark's comparisons. */
+    entry: string = serverEntry(),
   ): Promise<ServerProcess> {
     const server = new ServerProcess(
       'the server',
       process.execPath,
-      [...SERVER_NODE_FLAGS, join(projectRoot(), 'dist', 'src', 'main.js'), '--host', '127.0.0.1', '--port', '0', ...args],
+      [...SERVER_NODE_FLAGS, entry, '--host', '127.0.0.1', '--port', '0', ...args],
       {
         env: { ...process.env, OJS_LOG_LEVEL: 'info', ...env },
       },

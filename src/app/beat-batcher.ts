@@ -19,12 +19,17 @@ export interface BeatPacing {
 }
 
 /**
- * At most 100 recordBeats calls a second. 10,000 workers beating every 5 s
+ * At most 40 recordBeats calls a second. 10,000 workers beating every 5 s
  * send 2,000 beats a second, evenly spread: each would otherwise be a
  * call of its own (on Redis, a write, a script call and a reply each), and
- * a beat waits at most 10 ms more, which no deadline of the protocol feels.
+ * a beat waits at most 25 ms more, which no deadline of the protocol feels.
+ * Measured at 10,000 workers (README, "Workers on one replica"): each call
+ * fewer saves the server about 65 µs of CPU and Redis about 35; a wider
+ * spacing saves less and holds Redis longer per call, during which no
+ * claim runs (about 1.4 ms for the 50 beats of 25 ms, against 0.9 ms for
+ * the 20 of 10 ms).
  */
-export const BEAT_CALL_SPACING_MS = 10;
+export const BEAT_CALL_SPACING_MS = 25;
 
 const REAL_TIME: BeatPacing = {
   spacingMs: BEAT_CALL_SPACING_MS,

@@ -16,12 +16,12 @@ describe("the benchmark's floors", () => {
   });
 
   it('record beats of a fleet that goes round more than once, every beat applied', async () => {
-    // 50 workers, 20 beats a call: the warm-up's 3 calls and 10 measured calls take each worker round 5 times.
+    // 50 workers, 50 beats a call (BEATS_PER_CALL): the warm-up's call and 10 measured calls take each worker round 11 times.
     const cost = await redisBeatCost(10, 50);
     expect(cost.call).toBeGreaterThan(0);
     expect(cost.commands).toBeGreaterThan(0);
     expect(cost.commands).toBeLessThan(cost.call);
-    // CPU is counted in ticks of 10 ms, which 200 beats may not reach.
+    // CPU is counted in ticks of 10 ms, which 500 beats may not reach.
     expect(cost.process).toBeGreaterThanOrEqual(0);
   });
 
@@ -49,8 +49,16 @@ describe("the benchmark's floors", () => {
 
   it('time round trips of a bare gRPC server, which it stops', async () => {
     const cost = await bareUnaryCost(20);
+    expect(cost.calls).toBe(20);
     expect(cost.p50).toBeGreaterThan(0);
     expect(cost.serverMicros).toBeGreaterThanOrEqual(0);
+  });
+
+  it('time round trips of a bare gRPC server with several under way at once, every call counted once', async () => {
+    // 23 calls in 5 loops: 4, 4, 5, 5 and 5.
+    const cost = await bareUnaryCost(23, 5);
+    expect(cost.calls).toBe(23);
+    expect(cost.p50).toBeGreaterThan(0);
   });
 
   it.each(['grpc-js', 'nice-grpc'] as const)(
