@@ -108,9 +108,9 @@ function echoClient(port: number): EchoClient {
  * The transport's floor on this machine: a unary round trip of grpc-js
  * alone (bench/bare-grpc-server.ts, a client with no middleware), against
  * which the server's own Health/Check (nice-grpc, its middleware, health)
- * reads. With `inFlight` calls under way at once the server never idles:
- * what a call costs it then, against one at a time, is what waking up for
- * a call costs on this machine.
+ * reads. With `inFlight` calls under way at once the server finds many
+ * calls each time it wakes: what a call costs it then, against one at a
+ * time, is what waking up for a call costs on this machine.
  */
 export function bareUnaryCost(count: number, inFlight = 1): Promise<CallCost> {
   return withBareServer('grpc-js', async ({ port, pid }) => {

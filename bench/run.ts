@@ -298,7 +298,7 @@ async function floorsSection(): Promise<void> {
   print(`  gRPC unary round trip, back to back, ${count(SAMPLES)} calls (one at a time unless said)`);
   await phases.run('floors gRPC', async () => {
     print(`    grpc-js alone                ${callCost(await bareUnaryCost(SAMPLES))}`);
-    // The server never idles: against the line above, what waking up for each call costs.
+    // Each wake-up of the server finds many calls: against the line above, what waking up for each call costs.
     const busy = `grpc-js alone, ${UNARY_IN_FLIGHT} in flight`;
     print(`    ${busy.padEnd(29)}${callCost(await bareUnaryCost(SAMPLES, UNARY_IN_FLIGHT))}`);
     await withServerProcess({}, async (server) =>
@@ -360,7 +360,7 @@ async function floorsSection(): Promise<void> {
   await redisInstructionFloors();
 }
 
-/** Calls under way at once in the floor whose server never idles. */
+/** Calls under way at once in the floor whose server finds many calls at each wake-up. */
 const UNARY_IN_FLIGHT = 100;
 
 /** Jobs and beats counted under callgrind: a few thousand, since the count is the same on every run. */

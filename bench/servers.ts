@@ -14,11 +14,11 @@ const serverRootSetting = process.env['BENCH_SERVER_ROOT'];
 export const SERVER_ROOT: string | undefined = serverRootSetting === undefined ? undefined : resolve(serverRootSetting);
 const SERVER_ENTRY = serverEntry(SERVER_ROOT);
 
-/** Fails at once, saying why, when BENCH_SERVER_ROOT names no built server. */
+/** Fails at once, saying why, when the checkout whose server the run measures has no build of it. */
 export function assertServerBuilt(): void {
-  if (!existsSync(SERVER_ENTRY)) {
-    throw new Error(`BENCH_SERVER_ROOT=${SERVER_ROOT}: no server at ${SERVER_ENTRY}; run \`npm ci && npm run build\` in that checkout`);
-  }
+  if (existsSync(SERVER_ENTRY)) return;
+  const which = SERVER_ROOT === undefined ? 'this checkout' : `BENCH_SERVER_ROOT=${SERVER_ROOT}`;
+  throw new Error(`${which}: no server at ${SERVER_ENTRY}; run \`npm ci && npm run build\` in that checkout`);
 }
 
 /**
