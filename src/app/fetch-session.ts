@@ -1,5 +1,3 @@
-import { Wakeup } from '../../lib/wakeup';
-
 /** Why a Fetch stream ended. `server_shutdown` ends it with UNAVAILABLE; the rest end it cleanly. */
 export type FetchEndReason = 'client_cancelled' | 'max_wait' | 'not_running' | 'worker_removed' | 'replaced' | 'server_shutdown';
 
@@ -20,7 +18,8 @@ export class FetchSession {
   readonly wokenFor = new Set<string>();
   private isWoken = true;
   private ended: FetchEndReason | undefined;
-  private readonly wakeup = new Wakeup();
+  /** Resolves the promise next() returned, while the loop waits. */
+  private waiter: ((step: FetchStep) => void) | undefined;
 
   constructor(
     readonly workerId: string,
@@ -34,7 +33,7 @@ export class FetchSession {
   /** There may be jobs for this worker: claim at the next step. */
   wake(): void {
     this.isWoken = true;
-    this.wakeup.notify();
+    this.resume();
   }
 
   /** Forgets the capacity estimate and claims once: for when signals may have been missed. */
@@ -51,18 +50,34 @@ export class FetchSession {
   end(reason: FetchEndReason): void {
     if (this.ended !== undefined) return;
     this.ended = reason;
-    this.wakeup.notify();
+    this.resume();
   }
 
-  /** Waits until there is something to do. */
-  async next(): Promise<FetchStep> {
-    for (;;) {
-      if (this.ended !== undefined) return 'end';
-      if (this.isWoken) {
-        this.isWoken = false;
-        return 'claim';
-      }
-      await this.wakeup.wait();
-    }
+  /**
+   * Waits until there is something to do. A promise and its resolver, no
+   * more: one waits for each of a replica's idle workers, and a new one
+   * after each delivery, which lives as long as the worker's next wait.
+   */
+  next(): Promise<FetchStep> {
+    const step = this.step();
+    return step === undefined ? new Promise((resolve) => (this.waiter = resolve)) : Promise.resolve(step);
+  }
+
+  /** The step there is to take now, if any: ending outranks a wake, which is taken once. */
+  private step(): FetchStep | undefined {
+    if (this.ended !== undefined) return 'end';
+    if (!this.isWoken) return undefined;
+    this.isWoken = false;
+    return 'claim';
+  }
+
+  /** Hands a waiting loop its next step, now that there is one. */
+  private resume(): void {
+    const waiter = this.waiter;
+    if (waiter === undefined) return;
+    const step = this.step();
+    if (step === undefined) return;
+    this.waiter = undefined;
+    waiter(step);
   }
 }

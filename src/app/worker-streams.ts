@@ -97,29 +97,42 @@ export class WorkerStreams {
   }
 
   /**
-   * Claims and yields batches of jobs (never empty) for the session until it
-   * ends. The next claim happens only after the consumer took the previous
-   * batch, so a slow stream is never handed more than it can write.
+   * Claims batches of jobs (never empty) for the session and hands each to
+   * `send`, until the session ends. The next claim waits for `send` to
+   * settle, so a slow stream is never handed more than it can write.
    */
-  async *deliveries(session: FetchSession): AsyncGenerator<Job[]> {
+  async deliver(session: FetchSession, send: (jobs: Job[]) => Promise<void>): Promise<void> {
     try {
-      for (;;) {
-        if ((await session.next()) === 'end') return;
-        if (session.freeCapacity <= 0) continue;
-        const result = await this.claim(session);
-        if (!result.isRunning) {
-          session.end('not_running');
-          return;
-        }
-        if (result.jobs.length > 0 && session.endReason !== undefined) {
-          await this.releaseUndelivered(session, result.jobs);
-          return;
-        }
-        if (result.jobs.length > 0) yield result.jobs;
+      while ((await session.next()) === 'claim') {
+        if (session.freeCapacity > 0 && !(await this.claimAndSend(session, send))) return;
       }
     } finally {
       this.close(session);
     }
+  }
+
+  /**
+   * Claims for the session and sends what the claim took; false once the
+   * session has ended. A function of its own, not part of deliver()'s
+   * loop: a loop's frame (an async generator's as much) keeps the last
+   * batch it handled for as long as it waits for the next wake, seconds
+   * for an idle worker, long enough for the jobs to be promoted to the old
+   * generation; at 10,000 workers that filled it with jobs already
+   * delivered.
+   */
+  private async claimAndSend(session: FetchSession, send: (jobs: Job[]) => Promise<void>): Promise<boolean> {
+    const result = await this.claim(session);
+    if (!result.isRunning) {
+      session.end('not_running');
+      return false;
+    }
+    if (result.jobs.length === 0) return true;
+    if (session.endReason !== undefined) {
+      await this.releaseUndelivered(session, result.jobs);
+      return false;
+    }
+    await send(result.jobs);
+    return true;
   }
 
   /** Subscribes a Beat stream to pushes for its worker; returns the unsubscribe. */

@@ -1,11 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { performance } from 'node:perf_hooks';
 import { OwnPauses, splitByPauses, withoutPauses } from '../../bench/own-pauses';
-
-// A collection on demand: --expose-gc set at run time gives new contexts a gc().
-setFlagsFromString('--expose-gc');
-const collect = runInNewContext('gc') as () => void;
+import { collectGarbage as collect } from '../support/collect-garbage';
 /** Node hands a pause to its observers in an immediate after the collection. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 

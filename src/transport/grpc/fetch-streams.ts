@@ -1,5 +1,6 @@
 import type { handleServerStreamingCall } from '@grpc/grpc-js';
 import type { Application } from '../../app/application';
+import type { Job } from '../../domain/job';
 import { DELIVERY_BUDGET_BYTES } from '../../domain/limits';
 import { WorkerServiceDefinition, type FetchRequest, type FetchResponse } from '../../../gen/ojs/server/v1/worker_service';
 import { decoded, gatedMethod, type CallGate } from './call-gate';
@@ -60,17 +61,24 @@ export class FetchStreams {
     }, this.app.context.settings.streamKeepaliveMs);
     const maxWait = maxWaitMs > 0 ? setTimeout(() => session.end('max_wait'), maxWaitMs) : undefined;
     try {
-      for await (const jobs of this.app.streams.deliveries(session)) {
-        const serverTime = new Date(this.app.context.clock.now());
-        for (const message of frameDeliveries(jobs, serverTime, DELIVERY_BUDGET_BYTES)) isFull = !stream.write(message);
+      await this.app.streams.deliver(session, async (jobs) => {
+        isFull = this.write(stream, jobs);
         if (isFull) await stream.drained();
         isFull = false;
         keepalive.refresh();
-      }
+      });
       if (session.endReason === 'server_shutdown') throw shuttingDown();
     } finally {
       clearInterval(keepalive);
       clearTimeout(maxWait);
     }
+  }
+
+  /** Writes the deliveries of `jobs`; true if the stream is full (the client has yet to read them). */
+  private write(stream: DirectCall<FetchRequest | UndecodableRequest, FetchResponse>, jobs: readonly Job[]): boolean {
+    const serverTime = new Date(this.app.context.clock.now());
+    let isFull = false;
+    for (const message of frameDeliveries(jobs, serverTime, DELIVERY_BUDGET_BYTES)) isFull = !stream.write(message);
+    return isFull;
   }
 }

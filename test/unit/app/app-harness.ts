@@ -16,6 +16,7 @@ import { RecordingTelemetry } from '../../support/recording-telemetry';
 import { RecordingLogger } from '../../support/silent-logger';
 import { TEST_PROTOCOL } from '../../support/test-protocol';
 import { eventsOf } from '../../../src/domain/event-catalog';
+import { pulledDeliveries } from './pulled-deliveries';
 
 const TIMEOUT_EVENT_TYPES: ReadonlySet<string> = new Set(['job.timeout', 'job.stalled', 'job.ttl_expired', 'job.total_timeout']);
 
@@ -87,7 +88,7 @@ export class AppHarness {
    */
   async claim(workerId: string, caller = ANONYMOUS): Promise<Job[]> {
     const session = await this.openFetch(workerId, caller);
-    const deliveries = this.app.streams.deliveries(session);
+    const deliveries = pulledDeliveries(this.app.streams, session);
     try {
       const first = await deliveries.next();
       return first.done === true ? [] : first.value;

@@ -5,8 +5,10 @@ import type { ClaimParams, ClaimResult } from '../../../src/store/job-store';
 import { MemoryJobStore } from '../../../src/store/memory/memory-job-store';
 import type { StoreSignal } from '../../../src/store/store-signal';
 import { objectContaining } from '../../support/matchers';
+import { collectGarbage } from '../../support/collect-garbage';
 import { Progress } from '../../support/waiting';
 import { AppHarness } from './app-harness';
+import { pulledDeliveries } from './pulled-deliveries';
 
 /**
  * A memory store whose signals can be lost, as Redis pub/sub messages are
@@ -116,7 +118,7 @@ describe('WorkerStreams', () => {
     it('wakes a waiting stream when a job for it is enqueued', async () => {
       await h.register('w1');
       const session = await h.openFetch('w1');
-      const deliveries = h.app.streams.deliveries(session);
+      const deliveries = pulledDeliveries(h.app.streams, session);
       const next = deliveries.next();
 
       const job = await h.enqueue();
@@ -129,7 +131,7 @@ describe('WorkerStreams', () => {
       const ids = ['w1', 'w2', 'w3'];
       for (const id of ids) await h.register(id);
       const sessions = await Promise.all(ids.map((id) => h.openFetch(id)));
-      const streams = sessions.map((session) => h.app.streams.deliveries(session));
+      const streams = sessions.map((session) => pulledDeliveries(h.app.streams, session));
       const pending = streams.map((stream) => stream.next());
       sessions[0]!.end('client_cancelled');
       sessions[1]!.end('client_cancelled');
@@ -149,7 +151,7 @@ describe('WorkerStreams', () => {
       for (const workerId of ids)
         await app.workers.register(ANONYMOUS, { workerId, hostname: 'h', pid: 1, queues: ['default'], concurrency: 1, labels: [] });
       const sessions = await Promise.all(ids.map((workerId) => app.streams.openFetch(ANONYMOUS, workerId, [], 0)));
-      const streams = sessions.map((session) => app.streams.deliveries(session));
+      const streams = sessions.map((session) => pulledDeliveries(app.streams, session));
       const delivered: string[][] = [];
       const record = async (stream: (typeof streams)[number]): Promise<void> => {
         const next = await stream.next();
@@ -190,7 +192,7 @@ describe('WorkerStreams', () => {
       const sessions = await Promise.all(ids.map((workerId) => app.streams.openFetch(ANONYMOUS, workerId, [], 0)));
       const batches: { workerId: string; jobIds: string[] }[] = [];
       const recording = sessions.map(async (session) => {
-        for await (const jobs of app.streams.deliveries(session)) {
+        for await (const jobs of pulledDeliveries(app.streams, session)) {
           batches.push({ workerId: session.workerId, jobIds: jobs.map((job) => job.id) });
           store.progress.changed();
         }
@@ -223,7 +225,7 @@ describe('WorkerStreams', () => {
       const first = await h.enqueue();
       const second = await h.enqueue();
       const session = await h.openFetch('w1');
-      const deliveries = h.app.streams.deliveries(session);
+      const deliveries = pulledDeliveries(h.app.streams, session);
       const firstBatch = await deliveries.next();
       expect(firstBatch.done === true ? [] : firstBatch.value.map((job) => job.id)).toEqual([first.id]);
       const next = deliveries.next();
@@ -243,7 +245,7 @@ describe('WorkerStreams', () => {
       const session = await app.streams.openFetch(ANONYMOUS, 'w1', [], 0);
       const batches: Job[][] = [];
       const recording = (async () => {
-        for await (const jobs of app.streams.deliveries(session)) {
+        for await (const jobs of pulledDeliveries(app.streams, session)) {
           batches.push(jobs);
           store.progress.changed();
         }
@@ -285,7 +287,7 @@ describe('WorkerStreams', () => {
       const first = await h.enqueue();
       const second = await h.enqueue();
       const sessions = [await h.openFetch('w1'), await h.openFetch('w2')];
-      const [one, two] = sessions.map((session) => h.app.streams.deliveries(session));
+      const [one, two] = sessions.map((session) => pulledDeliveries(h.app.streams, session));
       const firstBatch = await one!.next();
       expect(firstBatch.done === true ? [] : firstBatch.value.map((job) => job.id)).toEqual([first.id]);
       // w2's claim finds the second job held back by the queue's max active: the queue is not empty.
@@ -304,7 +306,7 @@ describe('WorkerStreams', () => {
     it('ends the stream when the worker is directed away from running', async () => {
       await h.register('w1');
       const session = await h.openFetch('w1');
-      const next = h.app.streams.deliveries(session).next();
+      const next = pulledDeliveries(h.app.streams, session).next();
 
       await h.app.workers.direct(ANONYMOUS, { workerId: 'w1' }, 'quiet');
 
@@ -315,7 +317,7 @@ describe('WorkerStreams', () => {
     it('ends the stream when the worker deregisters', async () => {
       await h.register('w1');
       const session = await h.openFetch('w1');
-      const next = h.app.streams.deliveries(session).next();
+      const next = pulledDeliveries(h.app.streams, session).next();
 
       await h.app.workers.deregister(ANONYMOUS, 'w1');
 
@@ -323,11 +325,35 @@ describe('WorkerStreams', () => {
       expect(session.endReason).toBe('worker_removed');
     });
 
+    it('keeps no batch it delivered while it waits for the next one', async () => {
+      await h.register('w1');
+      await h.enqueue();
+      const session = await h.openFetch('w1');
+      let delivered: WeakRef<Job[]> | undefined;
+      const sent = new Progress();
+      const loop = h.app.streams.deliver(session, async (jobs) => {
+        delivered = new WeakRef(jobs);
+        sent.changed();
+      });
+      await sent.until(
+        () => delivered !== undefined,
+        () => 'the first batch',
+      );
+      // The loop waits for the next wake; a weak reference holds its target until the turn it was made in ends.
+      await new Promise(setImmediate);
+
+      collectGarbage();
+
+      expect(delivered!.deref()).toBeUndefined();
+      session.end('client_cancelled');
+      await loop;
+    });
+
     it('releases the jobs it claimed for a stream that closed meanwhile, without spending an attempt', async () => {
       await h.register('w1');
       const job = await h.enqueue();
       const session = await h.openFetch('w1');
-      const deliveries = h.app.streams.deliveries(session);
+      const deliveries = pulledDeliveries(h.app.streams, session);
 
       // The delivery loop has decided to claim; the stream closes before the claim's jobs can be written.
       const next = deliveries.next();
