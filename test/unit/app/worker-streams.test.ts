@@ -92,7 +92,7 @@ describe('WorkerStreams', () => {
     });
   });
 
-  describe('deliveries', () => {
+  describe('deliver', () => {
     it('claims available jobs for a running worker, never beyond its concurrency', async () => {
       await h.register('w1', { concurrency: 2 });
       const jobs = [await h.enqueue(), await h.enqueue(), await h.enqueue()];
