@@ -1,7 +1,7 @@
 import type { FetchSession } from '../../../src/app/fetch-session';
 import type { WorkerStreams } from '../../../src/app/worker-streams';
 import type { Job } from '../../../src/domain/job';
-import { Wakeup } from '../../../lib/wakeup';
+import { AsyncQueue } from '../../../lib/async-queue';
 
 /**
  * A session's deliveries (WorkerStreams.deliver) pulled one batch at a
@@ -10,39 +10,24 @@ import { Wakeup } from '../../../lib/wakeup';
  * a stream wrote the last. return() closes the stream.
  */
 export async function* pulledDeliveries(streams: WorkerStreams, session: FetchSession): AsyncGenerator<Job[]> {
-  const batches: Job[][] = [];
-  let taken: (() => void) | undefined;
-  let isDone = false;
-  const arrived = new Wakeup();
+  // Each batch with what lets the loop go on: its send settles once the test has taken it.
+  const batches = new AsyncQueue<{ jobs: Job[]; taken: () => void }>();
   const loop = streams
-    .deliver(
-      session,
-      (jobs) =>
-        new Promise<void>((resolve) => {
-          batches.push(jobs);
-          taken = resolve;
-          arrived.notify();
-        }),
-    )
-    .finally(() => {
-      isDone = true;
-      arrived.notify();
-    });
+    .deliver(session, (jobs) => new Promise<void>((taken) => batches.push({ jobs, taken })))
+    .then(
+      () => batches.end(),
+      (error: unknown) => batches.fail(error),
+    );
+  let taken: (() => void) | undefined;
   try {
-    for (;;) {
-      const batch = batches.shift();
-      if (batch !== undefined) {
-        yield batch;
-        taken?.();
-      } else if (isDone) {
-        return await loop;
-      } else {
-        await arrived.wait();
-      }
+    for await (const batch of batches) {
+      taken = batch.taken;
+      yield batch.jobs;
+      taken();
     }
   } finally {
     session.end('client_cancelled');
     taken?.();
-    await loop.catch(() => undefined);
+    await loop;
   }
 }
