@@ -13,7 +13,7 @@ import { createServer, type MethodDefinition } from 'nice-grpc';
 const identity = (bytes: Buffer): Buffer => bytes;
 
 /** A method of bytes in and bytes out, in the shape both grpc-js and nice-grpc take. */
-const bytesMethod = <Stream extends boolean>(
+export const bytesMethod = <Stream extends boolean>(
   path: string,
   stream: Stream,
 ): MethodDefinition<Buffer, Buffer, Buffer, Buffer, Stream, Stream> & GrpcJsMethod<Buffer, Buffer> => ({

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { credentials, makeGenericClientConstructor, type ClientDuplexStream } from '@grpc/grpc-js';
+import { credentials, makeGenericClientConstructor, type Client, type ClientDuplexStream, type ServiceDefinition } from '@grpc/grpc-js';
 import { createChannel, createClient } from 'nice-grpc';
 import { HealthDefinition } from 'nice-grpc-server-health';
 import { performance } from 'node:perf_hooks';
@@ -95,14 +95,17 @@ interface EchoClient {
   close(): void;
 }
 
-const EchoClient = makeGenericClientConstructor(ECHO_SERVICE, 'Echo');
-
-function echoClient(port: number): EchoClient {
-  // A connection of its own per client: channels to one address are otherwise shared.
-  return new EchoClient(`127.0.0.1:${port}`, credentials.createInsecure(), {
-    'grpc.use_local_subchannel_pool': 1,
-  }) as unknown as EchoClient;
+/**
+ * A generic client of a bench service at `port`, on a connection of its
+ * own: channels to one address are otherwise shared. Its methods are
+ * untyped: the caller names them (EchoClient, say).
+ */
+export function bytesClient(service: ServiceDefinition, name: string, port: number): Client {
+  const Constructor = makeGenericClientConstructor(service, name);
+  return new Constructor(`127.0.0.1:${port}`, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
 }
+
+const echoClient = (port: number): EchoClient => bytesClient(ECHO_SERVICE, 'Echo', port) as unknown as EchoClient;
 
 /**
  * The transport's floor on this machine: a unary round trip of grpc-js

@@ -321,6 +321,23 @@ async function countedDrive(redis: RedisServerProcess, shape: DriveShape, lifecy
   return { enqueue: counted.enqueue / jobs, claim: counted.claim / jobs, ack: counted.ack / completed, completed };
 }
 
+/**
+ * `count` jobs as the server builds them from the batched load's specs
+ * (type bench.noop, args [n] from `first` on), with the server's defaults.
+ */
+export const benchJobs = (count: number, first: number): Job[] =>
+  buildJobs(
+    Array.from({ length: count }, (_, i) => ({ type: 'bench.noop', queue: 'bench', args: [first + i] })),
+    {
+      now: Date.now(),
+      newId: uuidv7,
+      digest: sha256Hex,
+      defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
+      limits: DEFAULT_PAYLOAD_LIMITS,
+      pending: false,
+    },
+  );
+
 /** How a drive runs: `rounds` rounds of batches of `batchSize` jobs, after a backlog of `backlogBatches` batches. */
 interface DriveShape {
   rounds: number;
@@ -332,18 +349,11 @@ interface DriveShape {
 async function drive(shape: DriveShape, lifecycle: Lifecycle, meter: StepMeter): Promise<{ completed: number }> {
   const { rounds, batchSize, backlogBatches } = shape;
   let n = 0;
-  const batch = (): Job[] =>
-    buildJobs(
-      Array.from({ length: batchSize }, () => ({ type: 'bench.noop', queue: 'bench', args: [n++] })),
-      {
-        now: Date.now(),
-        newId: uuidv7,
-        digest: sha256Hex,
-        defaults: { timeoutMs: 1_800_000, visibilityTimeoutMs: 1_800_000, gracePeriodMs: 30_000, heartbeatTimeoutMs: 60_000 },
-        limits: DEFAULT_PAYLOAD_LIMITS,
-        pending: false,
-      },
-    );
+  const batch = (): Job[] => {
+    const jobs = benchJobs(batchSize, n);
+    n += batchSize;
+    return jobs;
+  };
   for (let i = 0; i < backlogBatches; i++) await lifecycle.enqueue(batch());
   await meter.begin();
   const held = new Map<string, { id: string; token: string }[]>();

@@ -17,6 +17,7 @@ import { FLEET, IDLE_MS, WORKERS_PER_CONNECTION, workersSection } from './worker
 import { count, ms, pct } from './format';
 import { bareStreamsCost, bareUnaryCost, healthCheckCost, type CallCost, type StreamsCost } from './grpc-floors';
 import { InstructionCounter } from './instruction-counter';
+import { leastServerCost } from './least-server-floor';
 import {
   BEATS_PER_CALL,
   redisBeatCost,
@@ -129,6 +130,7 @@ async function redisSection(): Promise<void> {
           bullRate = bull.result.rate;
         });
         if (ojsRate !== undefined && bullRate !== undefined) print(`    ratio   ${(ojsRate / bullRate).toFixed(2)}x`);
+        if (mode === 'batched') await leastServerFloor();
       }
       await phases.run('Redis idle OJS workers', () =>
         withServer(redisEnv(redis.port), async (address) => {
@@ -146,6 +148,19 @@ async function redisSection(): Promise<void> {
       await phases.run('Redis round trips', () => roundTrips(redis.port));
     }),
   );
+}
+
+/**
+ * The batched load on the least server (bench/least-server.ts: grpc-js and
+ * ioredis over the minimal lifecycle's functions, nothing of OJS) on a
+ * redis-server of its own: the floor under each process's CPU per job above.
+ */
+async function leastServerFloor(): Promise<void> {
+  await phases.run('Redis batched least server', async () => {
+    const least = await leastServerCost(JOBS);
+    print(`    least server (the floor: grpc-js and ioredis over the minimal lifecycle, nothing of OJS) ${rate(least.rate)}`);
+    print(`            CPU/job: clients ${us(least.clientMicros)}, server ${us(least.serverMicros)}, Redis ${us(least.redisMicros)}`);
+  });
 }
 
 /** Requests as clients send them (pipelined or scripted), counted on the wire through a proxy. */

@@ -1,4 +1,5 @@
 import { bareStreamsCost, bareUnaryCost } from '../../bench/grpc-floors';
+import { leastServerCost } from '../../bench/least-server-floor';
 import { redisBeatCost, redisBeatInstructions, redisLifecycleCosts, redisLifecycleInstructions } from '../../bench/redis-floors';
 
 describe("the benchmark's floors", () => {
@@ -13,6 +14,15 @@ describe("the benchmark's floors", () => {
       expect(cost.commands).toBeLessThan(cost.enqueue + cost.claim + cost.ack);
       expect(cost.process).toBeGreaterThan(0);
     }
+  });
+
+  it('run the batched load through the least server to the end, every job completed once', async () => {
+    // Five batches of 200 for four workers taking up to 200 each: claims wait for acks and for enqueues, both.
+    const cost = await leastServerCost(1_000);
+    expect(cost.completed).toBe(1_000);
+    expect(cost.rate).toBeGreaterThan(0);
+    // CPU is counted in ticks of 10 ms, which a thousand jobs may not reach.
+    for (const micros of [cost.clientMicros, cost.serverMicros, cost.redisMicros]) expect(micros).toBeGreaterThanOrEqual(0);
   });
 
   it('record beats of a fleet that goes round more than once, every beat applied', async () => {
