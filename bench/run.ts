@@ -158,7 +158,7 @@ async function redisSection(): Promise<void> {
 async function leastServerFloor(): Promise<void> {
   await phases.run('Redis batched least server', async () => {
     const least = await leastServerCost(JOBS);
-    print(`    least server (the floor: grpc-js and ioredis over the minimal lifecycle, nothing of OJS) ${rate(least.rate)}`);
+    print(`    least   ${rate(least.rate)} the least server, the floor: grpc-js and ioredis over the minimal lifecycle, nothing of OJS`);
     print(`            CPU/job: clients ${us(least.clientMicros)}, server ${us(least.serverMicros)}, Redis ${us(least.redisMicros)}`);
   });
 }
