@@ -27,21 +27,56 @@ export function assertServerBuilt(): void {
  * run kills them by PID before it exits, so that none outlives it.
  */
 const leftovers = new Set<() => Promise<void>>();
+/**
+ * Set once the run kills its leftovers, before it exits: the phases under
+ * way go on failing meanwhile, and the next one must not start a process
+ * that nothing would kill (an interrupted run once left a redis-server so).
+ */
+let isStopping = false;
 
-/** Keeps `kill` for the end of the run until the returned function is called (the process has stopped). */
+/**
+ * Keeps `kill` for the end of the run until the returned function is
+ * called (the process has stopped); once the run is stopping, kills at
+ * once the process just started.
+ */
 export function track(kill: () => Promise<void>): () => void {
+  if (isStopping) {
+    void kill();
+    return () => {};
+  }
   leftovers.add(kill);
   return () => leftovers.delete(kill);
 }
 
-/** Kills (SIGKILL, by PID) every process started and not seen to stop. */
+/** Fails, instead of starting `what`, once the run is stopping. */
+function refuseOnceStopping(what: string): void {
+  if (isStopping) throw new Error(`${what} not started: the run is stopping`);
+}
+
+/** Starts of processes that are tracked only once ready (a redis-server's), which killLeftovers waits for. */
+const pendingStarts = new Set<Promise<unknown>>();
+
+/** Runs `start`, which tracks what it starts before it ends, as one of the pendingStarts. */
+async function trackedStart<T>(start: Promise<T>): Promise<T> {
+  pendingStarts.add(start);
+  try {
+    return await start;
+  } finally {
+    pendingStarts.delete(start);
+  }
+}
+
+/** Kills (SIGKILL, by PID) every process started and not seen to stop, and those still starting; nothing starts after. */
 export async function killLeftovers(): Promise<void> {
+  isStopping = true;
+  await Promise.allSettled(pendingStarts);
   await Promise.all([...leftovers].map((kill) => kill()));
   leftovers.clear();
 }
 
 /** Runs `use` with a server process of its own, stopped (killed if it will not stop) whatever happens. */
 export async function withServerProcess<T>(env: Record<string, string>, use: (server: ServerProcess) => Promise<T>): Promise<T> {
+  refuseOnceStopping('a server process');
   // Tracked from its spawn: a run interrupted while the server starts still kills it.
   let untrack: (() => void) | undefined;
   const server = await ServerProcess.start(env, [], undefined, (spawned) => (untrack = track(() => spawned.kill())), SERVER_ENTRY);
@@ -62,13 +97,20 @@ export const withServer = <T>(env: Record<string, string>, use: (address: string
 
 /** Runs `use` with a redis-server of its own, destroyed whatever happens. */
 export async function withRedis<T>(use: (redis: RedisServerProcess) => Promise<T>, options?: RedisServerOptions): Promise<T> {
-  const redis = await RedisServerProcess.start(options);
-  const untrack = track(() => redis.destroy('SIGKILL'));
+  refuseOnceStopping('a redis-server');
+  let untrack: (() => void) | undefined;
+  // Tracked in the start itself: a run stopping meanwhile waits for it, and then kills it.
+  const redis = await trackedStart(
+    RedisServerProcess.start(options).then((started) => {
+      untrack = track(() => started.destroy('SIGKILL'));
+      return started;
+    }),
+  );
   try {
     return await use(redis);
   } finally {
     await cleanUp('redis-server stopping', WAIT_MS, redis.destroy());
-    if (redis.pid === undefined) untrack();
+    if (redis.pid === undefined) untrack?.();
   }
 }
 

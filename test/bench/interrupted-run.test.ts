@@ -24,6 +24,39 @@ function childrenOf(pid: number): Started[] {
   });
 }
 
+/** A process's parent and start time (clock ticks since boot), from /proc/<pid>/stat; undefined once it is gone. */
+function statOf(pid: number): { ppid: number; startTicks: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command's name in parentheses: state, ppid, ... starttime (the 22nd field).
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), startTicks: Number(fields[19]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * redis-servers and servers left to init (parent 1) that started since
+ * `startTicks`: what a process that exited left running. Any test's such
+ * leftover is found, not only this one's: each is a process no one stops.
+ */
+function orphansSince(startTicks: number): Started[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .flatMap((pid) => {
+      const stat = statOf(pid);
+      if (stat === undefined || stat.ppid !== 1 || stat.startTicks < startTicks) return [];
+      try {
+        return [{ pid, args: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    })
+    .filter((p) => isRedis(p) || isServer(p));
+}
+
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -57,6 +90,7 @@ describe('npm run bench, interrupted', () => {
     let stderr = '';
     bench.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)));
+    const benchStartTicks = statOf(bench.pid!)!.startTicks;
 
     const started = await eventually(
       async () => {
@@ -72,6 +106,10 @@ describe('npm run bench, interrupted', () => {
 
     bench.kill('SIGTERM');
     expect(await exited).toBe(143);
+    // Nothing the run started after the signal outlived it either (a phase still under way once started a redis-server).
+    const orphans = orphansSince(benchStartTicks);
+    seen.push(...orphans);
+    expect(orphans).toEqual([]);
     expect(stderr).toContain('SIGTERM: stopping the processes this run started');
     expect(started.filter(({ pid }) => isRunning(pid))).toEqual([]);
     expect(existsSync(redisDir)).toBe(false);
