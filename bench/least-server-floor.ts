@@ -88,6 +88,8 @@ async function batchedRun(port: number, jobs: number, batches: readonly Buffer[]
     finished = resolve;
     failed = reject;
   });
+  // Awaited once every batch is enqueued: an Ack failing before then must not end the process as unhandled.
+  done.catch(() => {});
   try {
     const acknowledge = async (client: LeastClient, ack: Buffer): Promise<void> => {
       let answer: string;
