@@ -10,18 +10,24 @@ interface Started {
   args: string[];
 }
 
-/** The processes `pid` started and that still run (Linux: each thread's children in /proc). */
-function childrenOf(pid: number): Started[] {
-  const pids = readdirSync(`/proc/${pid}/task`).flatMap((thread) =>
-    readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
-  );
-  return pids.flatMap((child) => {
+/** The processes of `pids` that still run, with their command lines. */
+function runningOf(pids: readonly number[]): Started[] {
+  return pids.flatMap((pid) => {
     try {
-      return [{ pid: child, args: readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
+      return [{ pid, args: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
     } catch {
       return []; // gone meanwhile
     }
   });
+}
+
+/** The processes `pid` started and that still run (Linux: each thread's children in /proc). */
+function childrenOf(pid: number): Started[] {
+  return runningOf(
+    readdirSync(`/proc/${pid}/task`).flatMap((thread) =>
+      readFileSync(`/proc/${pid}/task/${thread}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    ),
+  );
 }
 
 /** A process's parent and start time (clock ticks since boot), from /proc/<pid>/stat; undefined once it is gone. */
@@ -42,19 +48,14 @@ function statOf(pid: number): { ppid: number; startTicks: number } | undefined {
  * leftover is found, not only this one's: each is a process no one stops.
  */
 function orphansSince(startTicks: number): Started[] {
-  return readdirSync('/proc')
+  const leftToInit = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
     .map(Number)
-    .flatMap((pid) => {
+    .filter((pid) => {
       const stat = statOf(pid);
-      if (stat === undefined || stat.ppid !== 1 || stat.startTicks < startTicks) return [];
-      try {
-        return [{ pid, args: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) }];
-      } catch {
-        return []; // gone meanwhile
-      }
-    })
-    .filter((p) => isRedis(p) || isServer(p));
+      return stat !== undefined && stat.ppid === 1 && stat.startTicks >= startTicks;
+    });
+  return runningOf(leftToInit).filter((p) => isRedis(p) || isServer(p));
 }
 
 function isRunning(pid: number): boolean {
