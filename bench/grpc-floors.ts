@@ -55,8 +55,8 @@ async function measureCalls(
   };
 }
 
-/** A running bench/bare-grpc-server.ts: its port and PID, and its lines (its collector's pauses among them). */
-interface BareServer {
+/** A running bench server process (bench/bare-grpc-server.ts, say): its port and PID, and its lines (its collector's pauses among them). */
+interface BenchServer {
   port: number;
   pid: number;
   lines: JsonLinesProcess['lines'];
@@ -66,17 +66,24 @@ interface BareServer {
 export type BareLibrary = 'grpc-js' | 'nice-grpc';
 
 /**
- * Runs `use` with a bare gRPC server process of its own, killed by its PID
- * whatever happens. It runs with the server's Node flags, and prints its
- * collector's pauses as the server does in the workers section: what the
- * transport alone costs the collector is then compared like for like.
+ * Runs `use` once `script` (a file of dist/bench that prints its port as
+ * it listens) runs as a process of its own with `args`, under the server's
+ * Node flags; the process is killed by its PID whatever happens.
  */
-async function withBareServer<T>(library: BareLibrary, use: (server: BareServer) => Promise<T>): Promise<T> {
+export async function withBenchServer<T>(
+  name: string,
+  script: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  use: (server: BenchServer) => Promise<T>,
+): Promise<T> {
   const server = new JsonLinesProcess(
-    `the bare gRPC server (${library})`,
+    name,
     process.execPath,
-    [...SERVER_NODE_FLAGS, join(projectRoot(), 'dist', 'bench', 'bare-grpc-server.js'), library],
-    { env: { ...process.env, NODE_OPTIONS: [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS].filter(Boolean).join(' ') } },
+    [...SERVER_NODE_FLAGS, join(projectRoot(), 'dist', 'bench', script), ...args],
+    {
+      env,
+    },
   );
   const untrack = track(() => server.kill());
   try {
@@ -88,9 +95,23 @@ async function withBareServer<T>(library: BareLibrary, use: (server: BareServer)
   }
 }
 
+/**
+ * Runs `use` with a bare gRPC server process of its own. It prints its
+ * collector's pauses as the server does in the workers section: what the
+ * transport alone costs the collector is then compared like for like.
+ */
+const withBareServer = <T>(library: BareLibrary, use: (server: BenchServer) => Promise<T>): Promise<T> =>
+  withBenchServer(
+    `the bare gRPC server (${library})`,
+    'bare-grpc-server.js',
+    [library],
+    { ...process.env, NODE_OPTIONS: [process.env['NODE_OPTIONS'], GC_TRACE_OPTIONS].filter(Boolean).join(' ') },
+    use,
+  );
+
 /** The bare server's methods as a generic client sees them (bytes in, bytes out). */
 interface EchoClient {
-  echo(bytes: Buffer, callback: (error: Error | null) => void): void;
+  echo(bytes: Buffer, callback: BytesCallback): void;
   stream(): ClientDuplexStream<Buffer, Buffer>;
   close(): void;
 }
@@ -106,6 +127,13 @@ export function bytesClient(service: ServiceDefinition, name: string, port: numb
 }
 
 const echoClient = (port: number): EchoClient => bytesClient(ECHO_SERVICE, 'Echo', port) as unknown as EchoClient;
+
+/** How a generic client answers a unary call of bytes. */
+export type BytesCallback = (error: Error | null, answer?: Buffer) => void;
+
+/** A unary call of bytes made by `send`, answered with its answer's text. */
+export const bytesCall = (send: (bytes: Buffer, callback: BytesCallback) => void, bytes: Buffer): Promise<string> =>
+  new Promise((resolve, reject) => send(bytes, (error, answer) => (error === null ? resolve(answer!.toString()) : reject(error))));
 
 /**
  * The transport's floor on this machine: a unary round trip of grpc-js
@@ -124,7 +152,7 @@ export function bareUnaryCost(count: number, inFlight = 1): Promise<CallCost> {
         count,
         Math.min(1_000, count),
         pid,
-        () => new Promise<void>((resolve, reject) => client.echo(bytes, (error) => (error === null ? resolve() : reject(error)))),
+        () => bytesCall((request, callback) => client.echo(request, callback), bytes),
         inFlight,
       );
     } finally {

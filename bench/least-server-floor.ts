@@ -1,32 +1,25 @@
-import { join } from 'node:path';
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { performance } from 'node:perf_hooks';
 import { encodeBody } from '../src/store/redis/job-codec';
-import { projectRoot } from '../src/project-root';
-import { JsonLinesProcess } from '../tools/json-lines-process';
-import { SERVER_NODE_FLAGS } from '../tools/server-process';
 import { cpuPerJob } from './cpu-accounting';
 import { within, withoutStalling, WAIT_MS } from './deadline';
-import { bytesClient } from './grpc-floors';
+import { bytesCall, bytesClient, withBenchServer, type BytesCallback } from './grpc-floors';
 import { LEAST_SEPARATORS, LEAST_SERVICE } from './least-server';
 import { benchJobs } from './redis-floors';
-import { track, withRedis } from './servers';
+import { withRedis } from './servers';
 import { SHAPE } from './shape';
 
 const { RS, US } = LEAST_SEPARATORS;
 
 /** The least server's methods as a generic client sees them (bytes in, bytes out). */
 interface LeastClient {
-  enqueue(bytes: Buffer, callback: (error: Error | null, answer?: Buffer) => void): void;
+  enqueue(bytes: Buffer, callback: BytesCallback): void;
   fetch(bytes: Buffer): ClientReadableStream<Buffer>;
-  ack(bytes: Buffer, callback: (error: Error | null, answer?: Buffer) => void): void;
+  ack(bytes: Buffer, callback: BytesCallback): void;
   close(): void;
 }
 
 const leastClient = (port: number): LeastClient => bytesClient(LEAST_SERVICE, 'Least', port) as unknown as LeastClient;
-
-const unary = (send: (bytes: Buffer, callback: (error: Error | null, answer?: Buffer) => void) => void, bytes: Buffer) =>
-  new Promise<string>((resolve, reject) => send(bytes, (error, answer) => (error === null ? resolve(answer!.toString()) : reject(error))));
 
 /** What the least server's batched run cost: its rate, and CPU per job of each process. */
 export interface LeastServerCost {
@@ -49,28 +42,18 @@ export interface LeastServerCost {
  * completed.
  */
 export function leastServerCost(jobs: number): Promise<LeastServerCost> {
-  return withRedis(async (redis) => {
-    const server = new JsonLinesProcess('the least server', process.execPath, [
-      ...SERVER_NODE_FLAGS,
-      join(projectRoot(), 'dist', 'bench', 'least-server.js'),
-      redis.url,
-    ]);
-    const untrack = track(() => server.kill());
-    try {
-      const { port } = (await server.waitFor((line) => line['msg'] === 'listening', 'that it listens', 10_000)) as { port: number };
+  return withRedis((redis) =>
+    withBenchServer('the least server', 'least-server.js', [redis.url], process.env, async ({ port, pid }) => {
       const batches: Buffer[] = [];
       for (let first = 0; first < jobs; first += SHAPE.batch) {
         const batch = benchJobs(Math.min(SHAPE.batch, jobs - first), first);
         batches.push(Buffer.from(batch.map((job) => `${job.id}${US}${encodeBody(job)}`).join(RS)));
       }
-      const measured = await cpuPerJob(jobs, [server.pid, redis.pid!], () => batchedRun(port, jobs, batches));
+      const measured = await cpuPerJob(jobs, [pid, redis.pid!], () => batchedRun(port, jobs, batches));
       const [serverMicros, redisMicros] = measured.others as [number, number];
       return { ...measured.result, clientMicros: measured.self, serverMicros, redisMicros };
-    } finally {
-      await server.kill();
-      untrack();
-    }
-  });
+    }),
+  );
 }
 
 /**
@@ -94,7 +77,7 @@ async function batchedRun(port: number, jobs: number, batches: readonly Buffer[]
     const acknowledge = async (client: LeastClient, ack: Buffer): Promise<void> => {
       let answer: string;
       try {
-        answer = await unary((bytes, callback) => client.ack(bytes, callback), ack);
+        answer = await bytesCall((bytes, callback) => client.ack(bytes, callback), ack);
       } catch (error) {
         failed(error as Error);
         return;
@@ -127,7 +110,7 @@ async function batchedRun(port: number, jobs: number, batches: readonly Buffer[]
           await within(
             'an Enqueue of the least server',
             WAIT_MS,
-            unary((bytes, callback) => producer.enqueue(bytes, callback), batch),
+            bytesCall((bytes, callback) => producer.enqueue(bytes, callback), batch),
           );
         }
       }),

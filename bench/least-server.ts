@@ -44,7 +44,7 @@ interface FetchStream {
   call: ServerWritableStream<Buffer, Buffer>;
   credit: number;
   claiming: boolean;
-  /** Woken while claiming: claim again once this claim is written. */
+  /** Claim (again) once the claim under way, if any, is written: set by a wake-up, and by a claim that found jobs. */
   again: boolean;
   open: boolean;
 }
